@@ -1,0 +1,3 @@
+from kbagent.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The ``kbagent`` command line (typer + rich)."""

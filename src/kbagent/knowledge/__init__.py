@@ -1,0 +1,1 @@
+"""Knowledge bases: datasets, documents, paragraphs; parsing, chunking, embeddings, keyword/vector/hybrid search."""

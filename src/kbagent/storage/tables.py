@@ -1,0 +1,120 @@
+"""SQLAlchemy 2 table definitions. The schema changes only through numbered migrations in ``migrations/``;
+these classes must describe what the latest migration leaves behind (a test compares the two)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# SQLite stores float32 bytes; PostgreSQL a pgvector column without a fixed dimension (each dataset
+# gets its own partial HNSW index with the dimension cast in, see storage/vectors.py).
+VectorColumn = LargeBinary().with_variant(Vector(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    embedding_model: Mapped[str] = mapped_column(String(256))
+    embedding_dim: Mapped[int] = mapped_column(Integer)
+    # Bumped on every change to the dataset's paragraphs, so in-process vector caches know when to reload.
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("dataset_id", "source", name="uq_documents_dataset_source"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(512))
+    # Where it came from (absolute path or upload name); re-ingesting the same source replaces it.
+    source: Mapped[str] = mapped_column(String(2048))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    format: Mapped[str] = mapped_column(String(32))
+    paragraph_count: Mapped[int] = mapped_column(Integer, default=0)
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Paragraph(Base):
+    __tablename__ = "paragraphs"
+    __table_args__ = (Index("ix_paragraphs_document_position", "document_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    title_path: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    content: Mapped[str] = mapped_column(Text)
+    # Analysed text for the keyword index: jieba-segmented, lower-cased, stemmed terms joined by spaces.
+    search_text: Mapped[str] = mapped_column(Text, default="")
+    token_count: Mapped[int] = mapped_column(Integer, default=0)
+    page: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    ocr: Mapped[bool] = mapped_column(Boolean, default=False)
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Embedding(Base):
+    __tablename__ = "embeddings"
+
+    paragraph_id: Mapped[int] = mapped_column(ForeignKey("paragraphs.id", ondelete="CASCADE"), primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    vector: Mapped[Any] = mapped_column(VectorColumn)
+
+
+class EmbeddingCache(Base):
+    """Vectors by (model, content hash): re-ingesting or re-evaluating unchanged text skips the model."""
+
+    __tablename__ = "embedding_cache"
+
+    model: Mapped[str] = mapped_column(String(256), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class IngestJob(Base):
+    __tablename__ = "ingest_jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running | done | failed
+    total_files: Mapped[int] = mapped_column(Integer, default=0)
+    done_files: Mapped[int] = mapped_column(Integer, default=0)
+    skipped_files: Mapped[int] = mapped_column(Integer, default=0)
+    failed_files: Mapped[int] = mapped_column(Integer, default=0)
+    failures: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
