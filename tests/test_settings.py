@@ -14,9 +14,7 @@ def test_every_setting_is_documented() -> None:
     doc = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     missing = [path for path in setting_paths() if f"`{path}`" not in doc]
     assert not missing, f"undocumented settings (add them to docs/configuration.md): {missing}"
-    undocumented_env = [
-        env_name(p) for p in setting_paths() if ".NAME." not in p and f"`{env_name(p)}`" not in doc
-    ]
+    undocumented_env = [env_name(p) for p in setting_paths() if ".NAME." not in p and f"`{env_name(p)}`" not in doc]
     assert not undocumented_env, undocumented_env
 
 

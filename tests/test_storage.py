@@ -3,12 +3,12 @@ from __future__ import annotations
 from sqlalchemy import inspect, text
 
 from kbagent.storage import Database, open_database
-from kbagent.storage.migrate import current_revision, head_revision
+from kbagent.storage.migrate import current_revisions, head_revisions
 from kbagent.storage.tables import Base, Dataset
 
 
 def test_migrations_reach_head_and_rerun_keeps_data(db: Database) -> None:
-    assert current_revision(db.engine) == head_revision()
+    assert current_revisions(db.engine) == head_revisions()
     with db.write() as session:
         session.add(Dataset(name="handbook", embedding_model="m", embedding_dim=3))
     # A second start-up runs the migrations again: nothing breaks, nothing is lost.

@@ -20,14 +20,15 @@ def _config(engine: Engine) -> Config:
     return config
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "heads") -> None:
+    # "heads": each area (knowledge, functions, chat) has its own branch of migrations off 0001.
     command.upgrade(_config(engine), revision)
 
 
-def current_revision(engine: Engine) -> str | None:
+def current_revisions(engine: Engine) -> set[str]:
     with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        return set(MigrationContext.configure(conn).get_current_heads())
 
 
-def head_revision() -> str | None:
-    return ScriptDirectory(str(MIGRATIONS)).get_current_head()
+def head_revisions() -> set[str]:
+    return set(ScriptDirectory(str(MIGRATIONS)).get_heads())
