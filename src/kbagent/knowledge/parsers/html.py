@@ -1,0 +1,147 @@
+"""HTML (.html, .htm, or any file whose content is HTML) through selectolax's lexbor engine.
+
+Headings h1-h6 keep their level; paragraphs, list items and tables (as Markdown tables) come out in reading
+order; ``<pre>`` is code. Page furniture that is not content (script, style, nav, footer, forms, embedded
+media) is dropped. ``<title>`` is the document title. The charset is read from a BOM, then the page's own
+``<meta charset>`` / ``http-equiv`` declaration, then detected (see ``encoding.py``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from kbagent.knowledge.parsers.base import Block, BlockKind, ParsedDocument, ParseLimits, Progress
+from kbagent.knowledge.parsers.encoding import decode_text
+from kbagent.knowledge.parsers.markdown_table import to_markdown_table
+
+# Declared charset in the first bytes: <meta charset="gbk"> or <meta http-equiv=... content="...; charset=gbk">.
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([a-zA-Z0-9_\-]+)", re.I)
+_DROP = "script, style, noscript, template, nav, footer, form, svg, iframe, object, embed, canvas, button, select"
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+# Elements that end a run of inline text and are handled as blocks of their own.
+_BLOCKS = frozenset(
+    """address article aside blockquote body center dd details dialog dir div dl dt fieldset figcaption figure
+    header hgroup hr li main menu ol p pre section summary table tbody thead tfoot tr td th ul h1 h2 h3 h4 h5 h6
+    caption""".split()
+)
+# <br> becomes this private-use character so that it survives the collapsing of source whitespace.
+_BREAK = "\ue000"
+_SPACES = re.compile(r"\s+")
+
+
+def parse_html(data: bytes, name: str, limits: ParseLimits, progress: Progress | None = None) -> ParsedDocument:
+    """Parse an HTML file; raises DocumentError if it is binary or undecodable."""
+    declared = _META_CHARSET.search(data[:4096])
+    text, encoding = decode_text(data, name, declared.group(1).decode("ascii") if declared else None)
+    tree = LexborHTMLParser(text)
+    title_node = tree.css_first("title")
+    title = _squash(title_node.text()) if title_node is not None else ""
+    for node in tree.css(_DROP):
+        node.decompose()
+    for br in tree.css("br"):
+        br.replace_with(_BREAK)
+    blocks: list[Block] = []
+    root = tree.body or tree.root
+    if root is not None:
+        _Walker(blocks).walk(root)
+    return ParsedDocument(format="html", blocks=blocks, title=title or None, meta={"encoding": encoding})
+
+
+class _Walker:
+    def __init__(self, out: list[Block]) -> None:
+        self.out = out
+        self.inline: list[str] = []
+
+    def walk(self, node: LexborNode) -> None:
+        self._children(node)
+        self._flush()
+
+    def _children(self, node: LexborNode) -> None:
+        for child in node.iter(include_text=True):
+            tag = child.tag
+            if tag == "-text":
+                self.inline.append(child.text(deep=False))
+            elif tag is None or tag.startswith("-"):
+                continue  # comments, doctype
+            elif tag in _BLOCKS:
+                self._flush()
+                self._block(child, tag)
+            else:
+                self.inline.append(child.text(deep=True))
+
+    def _block(self, node: LexborNode, tag: str) -> None:
+        if tag in _HEADINGS:
+            self._emit(_squash(node.text()), "heading", _HEADINGS[tag])
+        elif tag == "p":
+            self._emit(_squash(node.text()), "paragraph")
+        elif tag in ("ul", "ol", "dl", "menu", "dir"):
+            lines: list[str] = []
+            _list_lines(node, 0, lines)
+            self._emit("\n".join(lines), "list")
+        elif tag == "table":
+            self._emit(to_markdown_table(_table_rows(node)), "table")
+        elif tag == "pre":
+            self._emit(node.text().replace(_BREAK, "\n").strip("\n"), "code")
+        elif tag == "hr":
+            return
+        else:  # containers: div, section, article, blockquote, li outside a list, ...
+            self._children(node)
+            self._flush()
+
+    def _flush(self) -> None:
+        text = _squash("".join(self.inline))
+        self.inline.clear()
+        self._emit(text, "paragraph")
+
+    def _emit(self, text: str, kind: BlockKind, level: int = 0) -> None:
+        if text.strip():
+            self.out.append(Block(text, kind, level=level))
+
+
+def _list_lines(node: LexborNode, depth: int, lines: list[str]) -> None:
+    ordered = node.tag == "ol"
+    number = int(node.attributes.get("start") or 1) if ordered else 1
+    for item in node.iter():
+        if item.tag not in ("li", "dt", "dd"):
+            continue
+        own: list[str] = []
+        nested: list[LexborNode] = []
+        for child in item.iter(include_text=True):
+            if child.tag in ("ul", "ol", "dl"):
+                nested.append(child)
+            elif child.tag == "-text":
+                own.append(child.text(deep=False))
+            elif child.tag is not None and not child.tag.startswith("-"):
+                own.append(" " + child.text(deep=True) + " " if child.tag in _BLOCKS else child.text(deep=True))
+        marker = f"{number}. " if ordered else ("" if item.tag == "dt" else "- ")
+        number += 1
+        text = _squash("".join(own)).replace("\n", " ")
+        if text:
+            lines.append("  " * depth + marker + text)
+        for sub in nested:
+            _list_lines(sub, depth + 1, lines)
+
+
+def _table_rows(table: LexborNode) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for tr in table.css("tr"):
+        # Rows of a table nested in a cell belong to that cell's text, not to this table.
+        if _closest_table(tr) != table.mem_id:
+            continue
+        rows.append([_squash(cell.text(separator=" ")) for cell in tr.iter() if cell.tag in ("td", "th")])
+    return rows
+
+
+def _closest_table(node: LexborNode) -> int | None:
+    parent = node.parent
+    while parent is not None and parent.tag != "table":
+        parent = parent.parent
+    return parent.mem_id if parent is not None else None
+
+
+def _squash(text: str) -> str:
+    """Collapse HTML whitespace (source line breaks included) to single spaces; a <br> becomes a line break."""
+    lines = (_SPACES.sub(" ", line).strip() for line in text.split(_BREAK))
+    return "\n".join(line for line in lines if line)
