@@ -1,0 +1,139 @@
+"""Keyword, vector and hybrid search over one or more datasets, with one results contract on every backend.
+
+Hybrid search takes ``search.candidates`` from each index and fuses them, either by reciprocal rank
+(``rrf``: sum of 1/(rrf_k + rank)) or by a weighted sum of min-max normalised scores (``weighted``:
+w * keyword + (1-w) * vector, a paragraph missing from one list scoring 0 there). Which one is the
+default, and with which weight, is decided by measurement (``kbagent eval retrieval``), so both are
+settings rather than constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import get_args
+
+import numpy as np
+
+from kbagent.errors import InvalidInput
+from kbagent.knowledge.embeddings import EmbeddingProvider
+from kbagent.knowledge.records import SearchHit, SearchMode
+from kbagent.knowledge.vector_index import DatasetRef, VectorIndex
+from kbagent.settings import SearchSettings
+from kbagent.storage import Database
+from kbagent.storage.keyword_index import keyword_search, usable_terms
+from kbagent.storage.paragraphs import paragraph_rows
+
+Ranked = list[tuple[int, float]]
+
+
+def check_request(settings: SearchSettings, query: str, top_k: int | None, mode: str | None) -> tuple[str, int, str]:
+    """Validated (query, top_k, mode), defaults filled in; ``InvalidInput`` names the field and its limit."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query", "is empty; give some words to search for")
+    if len(query) > settings.max_query_chars:
+        raise InvalidInput(
+            "query", f"{len(query)} characters is over the limit of search.max_query_chars = {settings.max_query_chars}"
+        )
+    k = settings.top_k if top_k is None else top_k
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= settings.max_top_k:
+        raise InvalidInput("top_k", f"must be between 1 and search.max_top_k = {settings.max_top_k}, got {k}")
+    chosen = settings.mode if mode is None else mode
+    modes = get_args(SearchMode)
+    if chosen not in modes:
+        raise InvalidInput("mode", f"must be one of {', '.join(modes)}, got {chosen!r}")
+    return query.strip(), k, chosen
+
+
+def min_max(ranked: Ranked) -> dict[int, float]:
+    """Scores scaled to 0..1 within the list. When all scores are equal there is no spread to scale:
+    positive scores count fully (1) and non-positive ones (a cosine of 0) not at all."""
+    if not ranked:
+        return {}
+    values = [score for _, score in ranked]
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return {pid: 1.0 if score > 0 else 0.0 for pid, score in ranked}
+    return {pid: (score - low) / (high - low) for pid, score in ranked}
+
+
+def fuse_weighted(keyword: Ranked, vector: Ranked, keyword_weight: float) -> dict[int, float]:
+    kw, vec = min_max(keyword), min_max(vector)
+    return {
+        pid: keyword_weight * kw.get(pid, 0.0) + (1.0 - keyword_weight) * vec.get(pid, 0.0)
+        for pid in kw.keys() | vec.keys()
+    }
+
+
+def fuse_rrf(keyword: Ranked, vector: Ranked, rrf_k: int) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranked in (keyword, vector):
+        for rank, (pid, _) in enumerate(ranked, start=1):
+            fused[pid] = fused.get(pid, 0.0) + 1.0 / (rrf_k + rank)
+    return fused
+
+
+def search_paragraphs(
+    *,
+    db: Database,
+    settings: SearchSettings,
+    embedder: EmbeddingProvider | None,
+    index: VectorIndex,
+    analyze: Callable[[str], list[str]],
+    datasets: Sequence[DatasetRef],
+    query: str,
+    top_k: int,
+    mode: str,
+    query_vector: np.ndarray | None = None,
+) -> list[SearchHit]:
+    """Run a validated request (see ``check_request``). ``query_vector`` lets a caller that embedded the
+    query already (benchmarks timing the two apart) skip the model."""
+    ids = [ref.id for ref in datasets]
+    want = top_k if mode != "hybrid" else max(top_k, settings.candidates)
+    keyword: Ranked = []
+    vector: Ranked = []
+    if mode in ("keyword", "hybrid"):
+        terms = usable_terms(analyze(query))
+        if terms:
+            with db.read() as session:
+                keyword = keyword_search(session, ids, terms, want)
+    if mode in ("vector", "hybrid"):
+        if query_vector is None:
+            if embedder is None:
+                raise InvalidInput("mode", f"{mode} search needs an embedding model")
+            query_vector = embedder.embed_queries([query])[0]
+        vector = index.search(datasets, np.asarray(query_vector, dtype=np.float32), want)
+
+    if mode == "keyword":
+        fused = dict(keyword)
+    elif mode == "vector":
+        fused = dict(vector)
+    elif settings.fusion == "rrf":
+        fused = fuse_rrf(keyword, vector, settings.rrf_k)
+    else:
+        fused = fuse_weighted(keyword, vector, settings.keyword_weight)
+
+    best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+    kw_scores, vec_scores = dict(keyword), dict(vector)
+    with db.read() as session:
+        rows = paragraph_rows(session, [pid for pid, _ in best])
+    hits = []
+    for pid, score in best:
+        row = rows.get(pid)
+        if row is None:  # deleted between the index lookup and this read
+            continue
+        hits.append(
+            SearchHit(
+                paragraph_id=pid,
+                dataset=row.dataset,
+                document_id=row.document_id,
+                document_name=row.document_name,
+                title_path=row.title_path,
+                content=row.content,
+                page=row.page,
+                ocr=row.ocr,
+                score=float(score),
+                keyword_score=kw_scores.get(pid),
+                vector_score=vec_scores.get(pid),
+            )
+        )
+    return hits

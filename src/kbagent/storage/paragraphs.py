@@ -1,0 +1,96 @@
+"""Paragraph rows: written per document, read back as records with their document and dataset names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from kbagent.storage.tables import Dataset, Document, Paragraph
+
+# SQLite allows at most 32766 bound parameters per statement; stay well below it.
+_IN_CHUNK = 900
+
+
+@dataclass(frozen=True)
+class ParagraphRow:
+    paragraph_id: int
+    dataset: str
+    document_id: int
+    document_name: str
+    title_path: tuple[str, ...]
+    content: str
+    page: int | None
+    ocr: bool
+
+
+def replace_paragraphs(
+    session: Session, *, dataset_id: int, document_id: int, rows: Sequence[dict[str, Any]]
+) -> list[int]:
+    """Remove the document's paragraphs and insert ``rows`` (keys: position, title_path, content, search_text,
+    token_count, page, ocr, meta). Returns the new ids in the order of ``rows``."""
+    session.execute(delete(Paragraph).where(Paragraph.document_id == document_id))
+    if not rows:
+        return []
+    values = [{**row, "dataset_id": dataset_id, "document_id": document_id} for row in rows]
+    result = session.execute(
+        insert(Paragraph).returning(Paragraph.id, sort_by_parameter_order=True),
+        values,
+    )
+    return [int(i) for i in result.scalars().all()]
+
+
+def paragraph_rows(session: Session, ids: Sequence[int]) -> dict[int, ParagraphRow]:
+    """Records for the given ids (missing ids are simply absent)."""
+    found: dict[int, ParagraphRow] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), _IN_CHUNK):
+        chunk = unique[start : start + _IN_CHUNK]
+        stmt = (
+            select(
+                Paragraph.id,
+                Dataset.name,
+                Document.id,
+                Document.name,
+                Paragraph.title_path,
+                Paragraph.content,
+                Paragraph.page,
+                Paragraph.ocr,
+            )
+            .join(Document, Document.id == Paragraph.document_id)
+            .join(Dataset, Dataset.id == Paragraph.dataset_id)
+            .where(Paragraph.id.in_(chunk))
+        )
+        for pid, dataset, doc_id, doc_name, title_path, content, page, ocr in session.execute(stmt):
+            found[pid] = ParagraphRow(
+                paragraph_id=pid,
+                dataset=dataset,
+                document_id=doc_id,
+                document_name=doc_name,
+                title_path=tuple(title_path or ()),
+                content=content,
+                page=page,
+                ocr=bool(ocr),
+            )
+    return found
+
+
+def iter_paragraph_texts(
+    session: Session, dataset_id: int, batch: int = 1000
+) -> Iterator[list[tuple[int, list[str], str]]]:
+    """(id, title_path, content) of every paragraph of a dataset, in id order, in batches."""
+    last = 0
+    while True:
+        rows = session.execute(
+            select(Paragraph.id, Paragraph.title_path, Paragraph.content)
+            .where(Paragraph.dataset_id == dataset_id, Paragraph.id > last)
+            .order_by(Paragraph.id)
+            .limit(batch)
+        ).all()
+        if not rows:
+            return
+        yield [(int(r[0]), list(r[1] or []), r[2]) for r in rows]
+        last = int(rows[-1][0])

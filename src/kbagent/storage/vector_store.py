@@ -1,0 +1,103 @@
+"""Paragraph vectors. SQLite: float32 blobs, loaded whole into an in-process matrix for exact search.
+PostgreSQL: a pgvector column without fixed dimension; each dataset gets a partial HNSW index with its
+dimension cast in, and every query uses the same cast so the planner can use that index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import delete, insert, select, text
+from sqlalchemy.orm import Session
+
+from kbagent.storage.tables import Embedding
+
+_INSERT_CHUNK = 500
+
+
+def _postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _encode(session: Session, vector: np.ndarray) -> object:
+    vector = np.asarray(vector, dtype=np.float32)
+    return vector if _postgres(session) else vector.tobytes()
+
+
+def write_vectors(session: Session, dataset_id: int, paragraph_ids: Sequence[int], vectors: np.ndarray) -> None:
+    """Store one vector per paragraph (rows of ``vectors`` in the order of ``paragraph_ids``)."""
+    if len(paragraph_ids) != len(vectors):
+        raise ValueError(f"{len(paragraph_ids)} paragraph ids but {len(vectors)} vectors")
+    rows = [
+        {"paragraph_id": int(pid), "dataset_id": dataset_id, "vector": _encode(session, vec)}
+        for pid, vec in zip(paragraph_ids, vectors, strict=True)
+    ]
+    for start in range(0, len(rows), _INSERT_CHUNK):
+        session.execute(insert(Embedding), rows[start : start + _INSERT_CHUNK])
+
+
+def delete_vectors(session: Session, dataset_id: int) -> None:
+    session.execute(delete(Embedding).where(Embedding.dataset_id == dataset_id))
+
+
+def load_vectors(session: Session, dataset_id: int, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """All (paragraph ids, float32 matrix) of a dataset, in paragraph id order."""
+    rows = session.execute(
+        select(Embedding.paragraph_id, Embedding.vector)
+        .where(Embedding.dataset_id == dataset_id)
+        .order_by(Embedding.paragraph_id)
+    ).all()
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, np.zeros((0, dimension), dtype=np.float32)
+    if isinstance(rows[0][1], bytes | bytearray | memoryview):
+        flat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        matrix = flat.reshape(len(rows), -1)
+    else:
+        matrix = np.vstack([np.asarray(r[1], dtype=np.float32) for r in rows])
+    if matrix.shape[1] != dimension:
+        raise ValueError(f"stored vectors have {matrix.shape[1]} dimensions, the dataset records {dimension}")
+    return ids, matrix
+
+
+def _index_name(dataset_id: int) -> str:
+    return f"ix_embeddings_hnsw_{int(dataset_id)}"
+
+
+def create_vector_index(session: Session, dataset_id: int, dimension: int) -> None:
+    """PostgreSQL only (a no-op on SQLite): the dataset's partial HNSW index for cosine distance."""
+    if not _postgres(session):
+        return
+    # Identifiers and the dimension cannot be bound parameters; both are integers we control.
+    session.execute(
+        text(
+            f"CREATE INDEX IF NOT EXISTS {_index_name(dataset_id)} ON embeddings "
+            f"USING hnsw ((vector::vector({int(dimension)})) vector_cosine_ops) "
+            f"WHERE dataset_id = {int(dataset_id)}"
+        )
+    )
+
+
+def drop_vector_index(session: Session, dataset_id: int) -> None:
+    if _postgres(session):
+        session.execute(text(f"DROP INDEX IF EXISTS {_index_name(dataset_id)}"))
+
+
+def nearest(
+    session: Session, dataset_id: int, dimension: int, query: np.ndarray, limit: int
+) -> list[tuple[int, float]]:
+    """PostgreSQL: the ``limit`` nearest paragraphs by cosine similarity, best first (through HNSW)."""
+    dim = int(dimension)
+    # HNSW returns at most ef_search rows; raise it so a large candidate list is not cut short.
+    session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}"))
+    # The dataset id is inlined (an integer), so the planner can match the partial index's predicate
+    # even when psycopg switches to prepared statements with generic plans.
+    stmt = text(
+        f"SELECT paragraph_id, 1 - (vector::vector({dim}) <=> CAST(:query AS vector({dim}))) AS score "
+        f"FROM embeddings WHERE dataset_id = {int(dataset_id)} "
+        f"ORDER BY vector::vector({dim}) <=> CAST(:query AS vector({dim})) LIMIT :limit"
+    )
+    literal = "[" + ",".join(repr(float(x)) for x in np.asarray(query, dtype=np.float32)) + "]"
+    rows = session.execute(stmt, {"query": literal, "limit": int(limit)}).all()
+    return [(int(pid), float(score)) for pid, score in rows]
