@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,21 +10,14 @@ import pytest
 from kbagent.errors import InvalidInput, NotFound
 from kbagent.evaluation.beir import load_beir
 
-
-def write_beir(root: Path, *, corpus: list[dict], queries: list[dict], qrels: str, split: str = "test") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in corpus), "utf-8")
-    (root / "queries.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
-    (root / "qrels").mkdir(exist_ok=True)
-    (root / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels, "utf-8")
-    return root
+WriteBeir = Callable[..., Path]
 
 
 CORPUS = [{"_id": "d1", "title": "T", "text": "alpha"}, {"_id": "d2", "text": "beta"}]
 QUERIES = [{"_id": "q1", "text": "alpha?", "answer": ["a"]}, {"_id": "q2", "text": "unjudged"}]
 
 
-def test_loads_corpus_queries_and_qrels(tmp_path: Path) -> None:
+def test_loads_corpus_queries_and_qrels(tmp_path: Path, write_beir: WriteBeir) -> None:
     data = load_beir(write_beir(tmp_path / "ds", corpus=CORPUS, queries=QUERIES, qrels="q1\td1\t1\nq1\td2\t0\n"))
     assert [(d.id, d.title, d.text) for d in data.corpus] == [("d1", "T", "alpha"), ("d2", "", "beta")]
     # q2 has no judgement in the split, so it is not evaluated
@@ -34,20 +27,20 @@ def test_loads_corpus_queries_and_qrels(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("missing", ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"])
-def test_missing_file_is_named(tmp_path: Path, missing: str) -> None:
+def test_missing_file_is_named(tmp_path: Path, write_beir: WriteBeir, missing: str) -> None:
     root = write_beir(tmp_path / "ds", corpus=CORPUS, queries=QUERIES, qrels="q1\td1\t1\n")
     (root / missing).unlink()
     with pytest.raises(NotFound, match=missing.split("/")[-1]):
         load_beir(root)
 
 
-def test_unknown_split_lists_the_splits_present(tmp_path: Path) -> None:
+def test_unknown_split_lists_the_splits_present(tmp_path: Path, write_beir: WriteBeir) -> None:
     root = write_beir(tmp_path / "ds", corpus=CORPUS, queries=QUERIES, qrels="q1\td1\t1\n")
     with pytest.raises(NotFound, match=r"dev\.tsv; splits present: test"):
         load_beir(root, split="dev")
 
 
-def test_malformed_lines_are_named(tmp_path: Path) -> None:
+def test_malformed_lines_are_named(tmp_path: Path, write_beir: WriteBeir) -> None:
     root = write_beir(tmp_path / "ds", corpus=CORPUS, queries=QUERIES, qrels="q1\td1\n")
     with pytest.raises(InvalidInput, match="test.tsv line 2"):
         load_beir(root)

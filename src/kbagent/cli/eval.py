@@ -1,0 +1,106 @@
+"""``kbagent eval``: measure quality on BEIR-layout datasets (see ../shared/eval in the development setup)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kbagent.cli.context import app_context
+from kbagent.errors import InvalidInput
+
+eval_app = typer.Typer(
+    help="Measure retrieval and answer quality on BEIR-layout evaluation data.", no_args_is_help=True
+)
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    ctx: typer.Context,
+    data_dir: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
+    mode: Annotated[
+        str, typer.Option("--mode", help="hybrid, keyword, vector, or all (the three in one run).")
+    ] = "hybrid",
+    split: Annotated[str, typer.Option("--split", help="qrels file to score against: qrels/<split>.tsv.")] = "test",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON instead of a table: one object, or with --mode all a list of one object per mode.",
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Evaluate only the first N judged queries.")
+    ] = None,
+) -> None:
+    """Ingest DATA_DIR into a cached throwaway index and report nDCG@10, Recall@10/@100, MRR@10 and latency.
+
+    The index is cached under <data_dir>/eval-cache/ by the corpus's SHA-256 and the embedding and chunk
+    settings, so only the first run pays for embedding the corpus. Keyword mode alone needs no vectors and
+    uses a keyword-only index. Latency is the search alone; the query embedding is reported separately.
+    """
+    from kbagent.evaluation.beir import load_beir
+    from kbagent.evaluation.retrieval import MODES, ModeResult, prepare_index, run_mode
+
+    app = app_context(ctx)
+    if mode not in ("hybrid", "keyword", "vector", "all"):
+        raise InvalidInput("--mode", f"must be hybrid, keyword, vector or all, got {mode!r}")
+    modes = list(MODES) if mode == "all" else [mode]
+    data = load_beir(data_dir, split)
+    if limit is not None:
+        data.queries = data.queries[:limit]
+    with_vectors = modes != ["keyword"]
+    console = app.err
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"indexing {len(data.corpus)} passages", total=len(data.corpus))
+
+        def progress(done: int, total: int, _what: str) -> None:
+            bar.update(task, completed=done, total=total)
+
+        index = prepare_index(data, app.settings, with_vectors=with_vectors, progress=progress)
+    try:
+        if index.built_seconds:
+            console.print(f"indexed {index.documents} passages in {index.built_seconds:.0f} s ({index.path})")
+        results: list[ModeResult] = []
+        for one in modes:
+            results.append(run_mode(index, data, one, app.settings))  # type: ignore[arg-type]
+    finally:
+        index.close()
+
+    if as_json:
+        payload = [r.to_json() for r in results]
+        typer.echo(json.dumps(payload if mode == "all" else payload[0], ensure_ascii=False))
+        return
+    table = Table(title=f"{data_dir.name} ({split}, {len(data.queries)} queries, {index.documents} passages)")
+    for column in ("mode", "nDCG@10", "Recall@10", "Recall@100", "MRR@10", "search p50 ms", "search p95 ms"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    table.add_column("query embed p50 ms", justify="right")
+    for r in results:
+        m = r.metrics
+        table.add_row(
+            r.mode,
+            f"{m['ndcg@10']:.4f}",
+            f"{m['recall@10']:.4f}",
+            f"{m['recall@100']:.4f}",
+            f"{m['mrr@10']:.4f}",
+            f"{r.latency_ms_p50:.2f}",
+            f"{r.latency_ms_p95:.2f}",
+            "-" if r.embed_ms_p50 is None else f"{r.embed_ms_p50:.1f}",
+        )
+    app.console.print(table)
+    hybrid = next((r for r in results if r.mode == "hybrid"), None)
+    if hybrid is not None:
+        s = hybrid.settings
+        detail = f"keyword_weight={s['keyword_weight']}" if s["fusion"] == "weighted" else f"rrf_k={s['rrf_k']}"
+        app.console.print(f"hybrid fusion: {s['fusion']} ({detail})", highlight=False)
