@@ -150,6 +150,29 @@ class ContextSettings(_Section):
         6000, ge=100, description="Summary + uncompacted history above this many tokens triggers compaction."
     )
     history_enabled: bool = Field(True, description="Carry conversation history into new turns.")
+    keep_fraction: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="After compaction, the newest turns kept raw take at most this share of `recent_tokens`.",
+    )
+    growth_fraction: float = Field(
+        0.25,
+        gt=0,
+        le=1,
+        description=(
+            "When a fresh summary plus kept turns is still over `recent_tokens`, summarize again only after new "
+            "turns add this share of `recent_tokens`."
+        ),
+    )
+    summary_batch_turns: int = Field(
+        20, ge=1, le=1000, description="Most records merged into the summary by one summarizer call."
+    )
+    summary_input_tokens: int = Field(
+        8000,
+        ge=200,
+        description="Budget of one summarizer call: prompt and previous summary are counted first, turns get the rest.",
+    )
 
 
 class PythonSettings(_Section):

@@ -118,3 +118,58 @@ class IngestJob(Base):
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+# --- chat: sessions, records, persisted context (memory area; migration 0003) ---
+
+
+class ChatSession(Base):
+    __tablename__ = "chat_sessions"
+    __table_args__ = (Index("ix_chat_sessions_owner_updated", "owner", "updated_at"),)
+
+    # Random hex id: sessions are addressed from URLs and the CLI, and must not be guessable.
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(128), default="local")
+    title: Mapped[str] = mapped_column(String(256), default="")
+    history_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChatRecord(Base):
+    """One question and its answer. Never rewritten by compaction: kept whole for display and audit."""
+
+    __tablename__ = "chat_records"
+    __table_args__ = (Index("ix_chat_records_session_id_id", "session_id", "id"),)
+
+    # Monotonic id: the compaction watermark is "the id of the last record merged into the summary".
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    citations: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    agent_trace: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    agent_stop_reason: Mapped[str] = mapped_column(String(32), default="")
+    context_info: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="ok")  # ok | degraded | error
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChatContext(Base):
+    """The persisted summary of a session's older records (the seed's max_kb_chat_context)."""
+
+    __tablename__ = "chat_contexts"
+
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"), primary_key=True)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    # Id of the last record merged into the summary; 0 before the first compaction.
+    watermark: Mapped[int] = mapped_column(Integer, default=0)
+    # Bumped with every stored summary; also the compare-and-set guard against two writers.
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    compacted_rounds: Mapped[int] = mapped_column(Integer, default=0)
+    # Set when the last summary plus kept turns was still over the threshold: no new summary until
+    # the records after this id add `context.growth_fraction` of the threshold.
+    wait_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
