@@ -25,6 +25,13 @@ EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 POSTGRES_ENV = "KBAGENT_TEST_POSTGRES_URL"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # No test reaches a real language model unless it opts in (tests/llm/conftest.py: allow_model_requests).
+    from kbagent.llm import switch
+
+    switch.ALLOW_MODEL_REQUESTS = False
+
+
 def postgres_admin_url() -> str:
     url = os.environ.get(POSTGRES_ENV)
     if not url:

@@ -16,6 +16,7 @@
         │   ├── IncompleteOutput    the reply stopped early (finish_reason=length) or was empty
         │   ├── StructuredOutputError  a required format or tool choice could not be honoured / parsed
         │   └── ProviderUnavailable circuit open, auth/quota failure, or the provider cannot be reached
+        │       └── ProviderBusy    rate limit, 408/409/425/5xx, timeout, connection error (retried first)
         ├── SandboxError            the function sandbox cannot run (no Docker, no image, ...) (503)
         └── RunTimeout              a run exceeded its time limit (504)
 
@@ -101,6 +102,12 @@ class StructuredOutputError(ModelError):
 class ProviderUnavailable(ModelError):
     code = "PROVIDER_UNAVAILABLE"
     http_status = 503
+
+
+class ProviderBusy(ProviderUnavailable):
+    """Transient: the llm client retries these with backoff before they reach a caller."""
+
+    code = "PROVIDER_BUSY"
 
 
 class SandboxError(RunError):

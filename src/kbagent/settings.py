@@ -92,6 +92,9 @@ class SearchSettings(_Section):
     max_query_chars: int = Field(2000, ge=1, le=100000, description="Longest search query accepted.")
 
 
+ThinkingSwitch = Literal["thinking_type", "enable_thinking", "chat_template", "reasoning_effort", "none"]
+
+
 class ProviderProfile(_Section):
     base_url: str = Field(description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.")
     model: str = Field(description="Model name sent with each request.")
@@ -100,7 +103,7 @@ class ProviderProfile(_Section):
         None, ge=1, description="Context window for pre-trimming; empty means none is assumed."
     )
     max_output_tokens: int = Field(1024, ge=1, description="Output token cap sent with each request.")
-    thinking: Literal["thinking_type", "enable_thinking", "reasoning_effort", "none"] = Field(
+    thinking: ThinkingSwitch = Field(
         "none",
         description=(
             "How this provider switches thinking off for auxiliary calls: `thinking_type` sends "

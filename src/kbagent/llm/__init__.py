@@ -6,6 +6,9 @@ Callers build one model at the entry point with ``build_chat_model(settings)`` (
 """
 
 from kbagent.llm.budget import estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens
+from kbagent.llm.error_catalogue import CONTEXT_ERRORS, classify_error
+from kbagent.llm.factory import build_chat_model, build_openai_client, provider_profile
+from kbagent.llm.guard import GuardedModel
 from kbagent.llm.messages import (
     AssistantMessage,
     ChatRequest,
@@ -28,20 +31,29 @@ from kbagent.llm.messages import (
     UserMessage,
 )
 from kbagent.llm.model import ChatModel, ModelLimits, collect_stream
+from kbagent.llm.openai_client import OpenAIChatModel
+from kbagent.llm.resilience import CircuitBreaker, ResilientModel
 from kbagent.llm.scripted import CallInfo, ScriptedModel, ScriptedReply, ScriptExhausted
+from kbagent.llm.structured import complete_auxiliary, complete_json, extract_json_object
+from kbagent.llm.switch import allow_model_requests
 
 __all__ = [
     "AssistantMessage",
+    "CONTEXT_ERRORS",
     "CallInfo",
     "ChatModel",
     "ChatRequest",
     "ChatResult",
+    "CircuitBreaker",
     "FinishReason",
     "ForceTool",
+    "GuardedModel",
     "JsonSchema",
     "Message",
     "ModelLimits",
+    "OpenAIChatModel",
     "ReasoningDelta",
+    "ResilientModel",
     "ResponseFormat",
     "ScriptExhausted",
     "ScriptedModel",
@@ -56,8 +68,16 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "allow_model_requests",
+    "build_chat_model",
+    "build_openai_client",
+    "classify_error",
     "collect_stream",
+    "complete_auxiliary",
+    "complete_json",
     "estimate_message_tokens",
     "estimate_messages_tokens",
     "estimate_request_tokens",
+    "extract_json_object",
+    "provider_profile",
 ]
