@@ -195,6 +195,11 @@ class PythonSettings(_Section):
         description="Largest output kept from one call; more is cut and reported.",
     )
     tmpfs_mb: int = Field(16, ge=1, le=4096, description="Size of the container's /tmp (noexec, nosuid).")
+    bubblewrap: str = Field("bwrap", description="Path of the bubblewrap binary (runner bubblewrap only).")
+    rootfs: str = Field(
+        "",
+        description="Root file system for the bubblewrap runner (scripts/build-sandbox-image.sh --rootfs DIR).",
+    )
 
 
 class Settings(_Section):

@@ -33,6 +33,10 @@ def root(
 
 def _register() -> None:
     # Each command group lives in its own module and adds itself to the root app here.
+    from kbagent.cli import function, sandbox
+
+    app.add_typer(function.app, name="function")
+    app.add_typer(sandbox.app, name="sandbox")
     from kbagent.cli.eval import eval_app
 
     app.add_typer(eval_app, name="eval")

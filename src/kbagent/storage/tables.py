@@ -173,3 +173,29 @@ class ChatContext(Base):
     # the records after this id add `context.growth_fraction` of the threshold.
     wait_after: Mapped[int | None] = mapped_column(Integer, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+# --- functions: the Python function library (functions area; migration 0002) ---
+
+
+class PythonFunction(Base):
+    """A stored Python function. ``init_params`` may hold an owner's secrets: only the owner sees them."""
+
+    __tablename__ = "python_functions"
+    __table_args__ = (
+        UniqueConstraint("owner", "name", name="uq_python_functions_owner_name"),
+        Index("ix_python_functions_public", "public"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A user name once the API adds users; "local" for the CLI.
+    owner: Mapped[str] = mapped_column(String(128), default="local")
+    name: Mapped[str] = mapped_column(String(128))
+    description: Mapped[str] = mapped_column(Text, default="")
+    code: Mapped[str] = mapped_column(Text)
+    # Declarations: [{"name", "type", "required", "default"}], in call order.
+    params: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    init_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    public: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
