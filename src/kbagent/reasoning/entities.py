@@ -1,0 +1,115 @@
+"""Bridge entities: names found in the evidence that the question does not mention yet.
+
+A multi-hop question names one thing and asks about another that only the evidence connects ("the association
+which published Journal Y" -> the paragraph about Journal Y names "American Psychological Association"). Searching
+for such a name is how the offline reasoner takes the next hop. Found here: capitalised names, quoted titles,
+Chinese proper nouns (jieba.posseg nr/ns/nt/nz), numbers with units and dates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import jieba.posseg as posseg
+
+from kbagent.reasoning.terms import EN_STOP, TermIndex, terms
+
+_QUOTED = re.compile(r"《([^》]{1,40})》|“([^”]{2,60})”|\"([^\"]{2,60})\"|``([^']{2,60})''|「([^」]{1,40})」")
+# A run of capitalised words, allowing short joiners inside ("University of Copenhagen", "Queen of the South").
+_CAPITALISED = re.compile(
+    r"(?<![A-Za-z0-9])[A-Z][\w'\-\.]*(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*[A-Z0-9][\w'\-\.]*)*"
+)
+_NUMBER_UNIT = re.compile(
+    r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d+(?:\.\d+)?\s*(?:%|％|元|万元|亿元|天|个工作日|工作日|小时|分钟|年|个月|月|日|周|次|人|"
+    r"km|公里|kg|公斤|米|平方米|percent|days?|hours?|weeks?|months?|years?|dollars?|USD|RMB|CNY)"
+    r"|\$\s?\d[\d,]*(?:\.\d+)?|\b(?:1[5-9]|20)\d{2}\b"
+)
+_ZH_PROPER = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
+_SENTENCE = re.compile(r"(?<=[。！？；!?;])|(?<=[.])\s+(?=[A-Z\"“(])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a paragraph (Chinese and Latin punctuation)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _clean_name(name: str) -> str:
+    name = name.strip(" .,'\"-")
+    words = name.split()
+    # Drop sentence-initial function words the capital-letter rule catches ("The", "In 1990 ...").
+    while words and words[0].lower() in EN_STOP:
+        words = words[1:]
+    while words and words[-1].lower() in EN_STOP:
+        words = words[:-1]
+    return " ".join(words).strip(" .,'\"-")
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \"'(“")
+    return not before or before[-1] in ".!?。！？\n:："
+
+
+def find_entities(text: str, quantities: bool = True) -> list[str]:
+    """Names, titles and (with ``quantities``) numbers with units and dates in ``text``, in order, no duplicates.
+
+    A lone capitalised word opening a sentence ("Deadline is ...") is not taken for a name unless it is written
+    in capitals or shows up capitalised mid-sentence elsewhere.
+    """
+    found: list[str] = []
+
+    def add(name: str) -> None:
+        name = name.strip()
+        if name and name not in found:
+            found.append(name)
+
+    for match in _QUOTED.finditer(text):
+        add(next(group for group in match.groups() if group))
+    for match in _CAPITALISED.finditer(text):
+        name = _clean_name(match.group(0))
+        if not name or len(name) < 2 or name.isdigit():
+            continue
+        if " " not in name and not name.isupper() and _sentence_initial(text, match.start()):
+            if not re.search(rf"(?<![.!?。！？\n]\s)(?<=\s){re.escape(name)}\b", text):
+                continue
+        add(name)
+    if re.search("[\u4e00-\u9fff]", text):
+        for word, flag in posseg.lcut(text):
+            if flag in _ZH_PROPER and len(word) > 1:
+                add(word)
+    if quantities:
+        for match in _NUMBER_UNIT.finditer(text):
+            add(match.group(0))
+    return found
+
+
+def bridge_entities(question: str, passages: Iterable[str], limit: int = 4) -> list[str]:
+    """Entities from the sentences of ``passages`` that share terms with ``question`` but are not in it.
+
+    Sentences that overlap the question most come first: the name that answers one hop usually sits in the
+    sentence that matches the question's other words.
+    """
+    question_terms = terms(question)
+    question_index = TermIndex(question)
+    scored: list[tuple[float, int, str]] = []
+    order = 0
+    for rank, passage in enumerate(passages):
+        for sentence in sentences(passage):
+            overlap = TermIndex(sentence).coverage(question_terms) if question_terms else 0.0
+            if overlap <= 0:
+                continue
+            for name in find_entities(sentence, quantities=False):
+                name_terms = terms(name)
+                if not name_terms or all(question_index.has(t) for t in name_terms):
+                    continue
+                # Earlier passages (better ranked) and more overlapping sentences win.
+                scored.append((overlap - 0.05 * rank, -order, name))
+                order += 1
+    scored.sort(reverse=True)
+    out: list[str] = []
+    for _, _, name in scored:
+        if name not in out:
+            out.append(name)
+        if len(out) >= limit:
+            break
+    return out
