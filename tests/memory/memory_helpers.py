@@ -12,8 +12,8 @@ from kbagent.memory import ChatService, ConversationContext, TurnResult
 from kbagent.settings import Settings, load_settings
 from kbagent.storage import Database
 
-# "code=ORBIT-42", "budget: 35", "deadline = 2026-12-20"
-FACT = re.compile(r"([A-Za-z_][\w-]*)\s*[=:]\s*([\w.\-]+)")
+# "code=ORBIT-42", "deadline=2026-12-20" (a trailing full stop is not part of the value)
+FACT = re.compile(r"([A-Za-z_][\w-]*)=([\w\-]+(?:\.[\w\-]+)*)")
 
 
 def fact_summary(previous: str, turns: Sequence[tuple[str, str]]) -> str:
