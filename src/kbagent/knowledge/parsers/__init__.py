@@ -22,7 +22,9 @@ really a saved web page is parsed as HTML), then binary sniffing, then the exten
 from __future__ import annotations
 
 import importlib
+import io
 import re
+import zipfile
 from pathlib import PurePath
 
 from kbagent.errors import DocumentError
@@ -34,6 +36,16 @@ PARSERS: dict[str, str] = {
     "txt": "kbagent.knowledge.parsers.text:parse_text",
     "md": "kbagent.knowledge.parsers.markdown:parse_markdown",
     "html": "kbagent.knowledge.parsers.html:parse_html",
+    "pdf": "kbagent.knowledge.parsers.pdf:parse_pdf",
+    "docx": "kbagent.knowledge.parsers.docx:parse_docx",
+    "pptx": "kbagent.knowledge.parsers.pptx:parse_pptx",
+    "xlsx": "kbagent.knowledge.parsers.spreadsheet:parse_xlsx",
+    "csv": "kbagent.knowledge.parsers.spreadsheet:parse_csv",
+    "png": "kbagent.knowledge.parsers.image:parse_image",
+    "jpeg": "kbagent.knowledge.parsers.image:parse_image",
+    "webp": "kbagent.knowledge.parsers.image:parse_image",
+    "tiff": "kbagent.knowledge.parsers.image:parse_image",
+    "zip": "kbagent.knowledge.parsers.archive:parse_zip",
 }
 
 # lower-case file extension -> format name it suggests.
@@ -44,6 +56,18 @@ EXTENSIONS: dict[str, str] = {
     ".markdown": "md",
     ".html": "html",
     ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".csv": "csv",
+    ".png": "png",
+    ".jpg": "jpeg",
+    ".jpeg": "jpeg",
+    ".webp": "webp",
+    ".tif": "tiff",
+    ".tiff": "tiff",
+    ".zip": "zip",
 }
 
 # File signatures: (leading bytes, format). Formats listed here without a parser are still recognised, so the
@@ -58,10 +82,13 @@ MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"GIF87a", "gif"),
     (b"GIF89a", "gif"),
     (b"{\\rtf", "rtf"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+    (b"RIFF", "riff"),  # WebP when bytes 8-12 say so (see _refine_container)
 )
 
 # Formats whose files are text: a file of these detected as binary is "binary data under a text extension".
-TEXT_FORMATS = frozenset({"txt", "md", "html"})
+TEXT_FORMATS = frozenset({"txt", "md", "html", "csv"})
 
 # Names for formats in messages.
 _DESCRIPTIONS = {
@@ -126,9 +153,22 @@ def parse_document(data: bytes, name: str, limits: ParseLimits, progress: Progre
 
 
 def _refine_container(fmt: str, data: bytes, name: str) -> str:
-    # Containers shared by several formats are told apart here (docx/xlsx/pptx are zip archives with
-    # word/, xl/, ppt/ members); until such a parser is registered a zip stays "zip".
-    return fmt
+    # Containers shared by several formats are told apart here: docx/xlsx/pptx are zip archives with a
+    # [Content_Types].xml and word/, xl/ or ppt/ members; WebP is a RIFF file with WEBP at bytes 8-12.
+    if fmt == "riff":
+        return "webp" if data[8:12] == b"WEBP" else "unknown"
+    if fmt != "zip":
+        return fmt
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return "zip"  # the zip parser reports the damage
+    if "[Content_Types].xml" in names:
+        for prefix, office in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
+            if any(n.startswith(prefix) for n in names):
+                return office
+    return "zip"
 
 
 def _looks_like_html(data: bytes) -> bool:

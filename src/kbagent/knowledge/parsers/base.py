@@ -43,6 +43,7 @@ class ParseLimits:
     max_archive_members: int = 1000
     max_archive_bytes: int = 500 * 1024 * 1024
     max_archive_ratio: float = 100.0
+    max_archive_depth: int = 3  # a zip inside a zip inside a zip, no deeper
     password: str | None = None
 
 

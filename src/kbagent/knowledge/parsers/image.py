@@ -1,0 +1,74 @@
+"""Images (PNG, JPEG, WebP, TIFF) read through OCR; each frame of a multi-page TIFF is a page.
+
+The pixel limit is checked from the header before any pixel is decoded (Pillow opens lazily), so a tiny file that
+declares a 100000 x 100000 canvas is refused without allocating it.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+from PIL import Image, UnidentifiedImageError
+
+from kbagent.errors import DocumentError
+from kbagent.knowledge.parsers import ocr
+from kbagent.knowledge.parsers.base import Block, ParsedDocument, ParseLimits, Progress
+
+FORMATS = {"PNG": "png", "JPEG": "jpeg", "WEBP": "webp", "TIFF": "tiff"}
+
+
+def parse_image(data: bytes, name: str, limits: ParseLimits, progress: Progress | None = None) -> ParsedDocument:
+    """OCR every frame of an image; blocks carry ``ocr=True`` and the frame number as page.
+
+    Raises DocumentError for an unreadable or truncated image, a format other than PNG/JPEG/WebP/TIFF,
+    more frames than ``limits.max_pages``, or a frame over ``limits.max_image_pixels``.
+    """
+    try:
+        with warnings.catch_warnings():
+            # Our own pixel check below decides; Pillow's bomb warning would only duplicate it.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        raise _over_limit(name, None, limits) from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise DocumentError(f"{name}: not a readable image ({exc})") from exc
+    fmt = FORMATS.get(image.format or "")
+    if fmt is None:
+        raise DocumentError(f"{name}: image format {image.format} is not supported (PNG, JPEG, WebP, TIFF are)")
+    frames = int(getattr(image, "n_frames", 1) or 1)
+    if fmt != "tiff":
+        frames = 1  # an animated WebP is one picture; its later frames repeat it
+    if frames > limits.max_pages:
+        raise DocumentError(f"{name}: {frames} frames, over the limit of {limits.max_pages} pages (max_pages)")
+    blocks: list[Block] = []
+    for index in range(frames):
+        if frames > 1:
+            image.seek(index)
+        page = index + 1 if frames > 1 else None
+        frame = decode_frame(image, name, limits, index + 1)
+        blocks.extend(ocr.lines_to_blocks(ocr.recognize(frame), page))
+        if progress is not None:
+            progress(index + 1, frames, f"OCR {name} page {index + 1}/{frames}")
+    return ParsedDocument(format=fmt, blocks=blocks, meta={"ocr_pages": frames, "pages": frames})
+
+
+def decode_frame(image: Image.Image, name: str, limits: ParseLimits, page: int) -> Image.Image:
+    """Check the current frame's size against the pixel limit, then decode it to RGB."""
+    width, height = image.size
+    if width * height > limits.max_image_pixels:
+        raise _over_limit(name, (width, height), limits)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image.load()
+            return image.convert("RGB")
+    except Image.DecompressionBombError as exc:
+        raise _over_limit(name, (width, height), limits) from exc
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise DocumentError(f"{name}: image data is corrupt or truncated at page {page} ({exc})") from exc
+
+
+def _over_limit(name: str, size: tuple[int, int] | None, limits: ParseLimits) -> DocumentError:
+    dims = f"{size[0]} x {size[1]} pixels" if size else "too many pixels"
+    return DocumentError(f"{name}: image is {dims}, over the limit of {limits.max_image_pixels} (max_image_pixels)")
