@@ -36,6 +36,9 @@ MAX_CONTROL_RATIO = 0.05
 # should not reject it, a mostly undecodable file must.
 MAX_REPLACEMENT_RATIO = 0.01
 
+# Share of frequent Chinese characters a Chinese reading needs when the detector had no answer.
+MIN_PLAUSIBILITY = 0.5
+
 _TEXT_CONTROLS = {0x09, 0x0A, 0x0C, 0x0D}
 
 
@@ -112,15 +115,81 @@ def _decode(data: bytes, name: str, declared: str | None) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
-    best = charset_normalizer.from_bytes(data).best()
-    if best is None or best.encoding is None:
+    detected = _detect(data)
+    if detected is not None and detected not in _CHINESE:
+        return data.decode(detected, errors="replace"), detected
+    # Chinese legacy encodings overlap: short GBK text often also decodes as Big5, and charset-normalizer
+    # gives up on GB18030's four-byte sequences. Read the bytes each way and keep the most plausible text;
+    # ties go to GB18030 (mainland users are the majority), then to the detector's answer.
+    readings: list[tuple[float, int, str, str]] = []
+    for rank, encoding in enumerate(dict.fromkeys(e for e in ("gb18030", detected, "big5hkscs") if e)):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        readings.append((_chinese_plausibility(text), -rank, text, encoding))
+    # Without the detector's backing, a reading must look like Chinese: random high bytes can happen to
+    # form valid Big5 pairs of rare characters.
+    if detected is None:
+        readings = [r for r in readings if r[0] >= MIN_PLAUSIBILITY]
+    if not readings:
         raise DocumentError(
             f"{name}: text is not decodable: it is not UTF-8 and no known encoding (GB18030, Big5, ...) fits"
         )
-    encoding = normalize_encoding_name(best.encoding) or best.encoding
+    _, _, text, encoding = max(readings)
+    return text, encoding
+
+
+# Among equally good detector answers, the encoding a file in our users' hands most likely has.
+_PREFERRED = ("gb18030", "big5hkscs", "cp1252", "cp1251", "cp932", "cp949")
+# Below this many bytes the detector's non-Chinese answers are unreliable (4 bytes of GBK "look" Korean).
+SHORT_TEXT_BYTES = 200
+
+
+def _detect(data: bytes) -> str | None:
+    """charset-normalizer's answer as a Python codec name; None when it has none we accept."""
+    matches = [m for m in charset_normalizer.from_bytes(data) if m.encoding]
+    # UTF-16/32 are accepted only with a BOM (handled before): without one, a guess of UTF-16 on a few
+    # bytes of legacy text is wrong more often than right.
+    matches = [m for m in matches if not m.encoding.startswith(("utf_16", "utf_32"))]
+    if not matches:
+        return None
+    top = [m for m in matches if (m.chaos, m.coherence) == (matches[0].chaos, matches[0].coherence)]
+    names = [normalize_encoding_name(m.encoding) or m.encoding for m in top]
+    chosen = next((e for e in _PREFERRED if e in names), names[0])
+    if chosen not in _CHINESE and len(data) < SHORT_TEXT_BYTES:
+        for encoding in ("gb18030", "big5hkscs"):
+            try:
+                if _chinese_plausibility(data.decode(encoding)) >= 0.9:
+                    return encoding
+            except UnicodeDecodeError:
+                continue
+    return chosen
+
+
+_CHINESE = frozenset({"gb18030", "big5hkscs", "cp950", "big5"})
+
+
+def _common_hanzi(char: str) -> bool:
+    # Frequent characters: GB2312 level 1 (3,755 simplified) or Big5's frequent block (5,401 traditional).
+    # A text decoded with the wrong Chinese codec is full of rare characters, kana and symbols instead.
     try:
-        return data.decode(encoding), encoding
-    except UnicodeDecodeError:
-        # charset-normalizer tolerates a little damage that a strict decode refuses; keep its reading,
-        # the replacement-ratio check in decode_text then decides whether the file is usable.
-        return data.decode(encoding, errors="replace"), encoding
+        gb = char.encode("gb2312")
+        if len(gb) == 2 and 0xB0 <= gb[0] <= 0xD7:
+            return True
+    except UnicodeEncodeError:
+        pass
+    try:
+        big5 = char.encode("big5")
+        return len(big5) == 2 and 0xA4 <= big5[0] <= 0xC6
+    except UnicodeEncodeError:
+        return False
+
+
+def _chinese_plausibility(text: str) -> float:
+    """Share of non-ASCII characters of ``text`` that are frequent Chinese characters or CJK punctuation."""
+    sample = [c for c in text[:4000] if ord(c) > 0x7F]
+    if not sample:
+        return 0.0
+    good = sum(1 for c in sample if "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef" or _common_hanzi(c))
+    return good / len(sample)
