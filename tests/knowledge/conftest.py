@@ -48,3 +48,9 @@ def embedder() -> HashingEmbedder:
 @pytest.fixture
 def kb(db: Database, settings: Settings, embedder: HashingEmbedder) -> KnowledgeBase:
     return KnowledgeBase(db, settings, embedder)
+
+
+@pytest.fixture
+def embedder_class() -> type[HashingEmbedder]:
+    """The class itself, for tests that need a second embedder (another model or dimension)."""
+    return HashingEmbedder

@@ -37,9 +37,11 @@ def top_k(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int) -> li
     scores = vectors @ query.astype(np.float32, copy=False)
     if k < len(scores):
         part = np.argpartition(-scores, k - 1)[:k]
+        # Everything tied with the k-th score joins, so the id tie-break below is deterministic.
+        part = np.nonzero(scores >= scores[part].min())[0]
     else:
         part = np.arange(len(scores))
-    order = part[np.lexsort((ids[part], -scores[part]))]
+    order = part[np.lexsort((ids[part], -scores[part]))][:k]
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 

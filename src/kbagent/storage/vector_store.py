@@ -61,6 +61,10 @@ def load_vectors(session: Session, dataset_id: int, dimension: int) -> tuple[np.
     return ids, matrix
 
 
+def _predicate(dataset_id: int, dimension: int) -> str:
+    return f"dataset_id = {int(dataset_id)} AND vector_dims(vector) = {int(dimension)}"
+
+
 def _index_name(dataset_id: int) -> str:
     return f"ix_embeddings_hnsw_{int(dataset_id)}"
 
@@ -70,11 +74,13 @@ def create_vector_index(session: Session, dataset_id: int, dimension: int) -> No
     if not _postgres(session):
         return
     # Identifiers and the dimension cannot be bound parameters; both are integers we control.
+    # The predicate also checks the dimension: when ``reembed`` swaps vectors inside one transaction,
+    # the index build still sees the deleted old rows, and casting those would fail.
     session.execute(
         text(
             f"CREATE INDEX IF NOT EXISTS {_index_name(dataset_id)} ON embeddings "
             f"USING hnsw ((vector::vector({int(dimension)})) vector_cosine_ops) "
-            f"WHERE dataset_id = {int(dataset_id)}"
+            f"WHERE {_predicate(dataset_id, dimension)}"
         )
     )
 
@@ -91,11 +97,11 @@ def nearest(
     dim = int(dimension)
     # HNSW returns at most ef_search rows; raise it so a large candidate list is not cut short.
     session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}"))
-    # The dataset id is inlined (an integer), so the planner can match the partial index's predicate
-    # even when psycopg switches to prepared statements with generic plans.
+    # The predicate is inlined (integers) and identical to the partial index's, so the planner can
+    # match it even when psycopg switches to prepared statements with generic plans.
     stmt = text(
         f"SELECT paragraph_id, 1 - (vector::vector({dim}) <=> CAST(:query AS vector({dim}))) AS score "
-        f"FROM embeddings WHERE dataset_id = {int(dataset_id)} "
+        f"FROM embeddings WHERE {_predicate(dataset_id, dim)} "
         f"ORDER BY vector::vector({dim}) <=> CAST(:query AS vector({dim})) LIMIT :limit"
     )
     literal = "[" + ",".join(repr(float(x)) for x in np.asarray(query, dtype=np.float32)) + "]"
