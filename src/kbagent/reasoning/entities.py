@@ -18,7 +18,8 @@ from kbagent.reasoning.terms import EN_STOP, TermIndex, terms
 _QUOTED = re.compile(r"《([^》]{1,40})》|“([^”]{2,60})”|\"([^\"]{2,60})\"|``([^']{2,60})''|「([^」]{1,40})」")
 # A run of capitalised words, allowing short joiners inside ("University of Copenhagen", "Queen of the South").
 _CAPITALISED = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z][\w'\-\.]*(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*[A-Z0-9][\w'\-\.]*)*"
+    r"(?<![A-Za-z0-9])[A-Z][\w'\-]*(?:\.[\w'\-]+)*"
+    r"(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*[A-Z0-9][\w'\-]*(?:\.[\w'\-]+)*)*"
 )
 _NUMBER_UNIT = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d+(?:\.\d+)?\s*(?:%|％|元|万元|亿元|天|个工作日|工作日|小时|分钟|年|个月|月|日|周|次|人|"
