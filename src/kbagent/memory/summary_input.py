@@ -34,8 +34,10 @@ def strip_reasoning(text: str) -> str:
 def is_acknowledgement(text: str) -> bool:
     """True for a bare acknowledgement ("好的", "OK!", "thanks", "收到～"); False for anything with content,
     including confirmations that carry a decision ("我同意购买")."""
-    core = _ACK_STRIP.sub(" ", text.lower()).strip()
-    return not core or core in ACKNOWLEDGEMENTS
+    parts = _ACK_STRIP.sub(" ", text.lower()).split()
+    # "明白了，谢谢" is two acknowledgements; "ok thanks" too; "thank you" is one phrase of two words.
+    core = " ".join(parts)
+    return not parts or core in ACKNOWLEDGEMENTS or all(part in ACKNOWLEDGEMENTS for part in parts)
 
 
 def summary_copy(turn: Turn) -> tuple[str, str] | None:
