@@ -82,12 +82,14 @@ def terms(text: str) -> set[str]:
 
 
 KEY_EVENTS: dict[str, re.Pattern[str]] = {
-    "phone": re.compile(r"(?<!\d)(?:\+?86[\s-]?)?1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)|\+\d{1,3}[\s-]?\d{3,4}[\s-]?\d{3,4}"
-                        r"[\s-]?\d{0,4}|\(\d{3}\)\s?\d{3}-\d{4}"),
+    "phone": re.compile(
+        r"(?<!\d)(?:\+?86[\s-]?)?1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)"
+        r"|\+\d{1,3}[\s-]?\d{3,4}[\s-]?\d{3,4}[\s-]?\d{0,4}|\(\d{3}\)\s?\d{3}-\d{4}"
+    ),
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "confirmation": re.compile(
-        r"我同意|同意购买|确认(?:购买|下单|订单|办理|提交)|请帮我(?:办理|操作|下单|提交)|就这么办|\b(?:i agree|i confirm|"
-        r"confirmed|go ahead|please proceed|i accept)\b",
+        r"我同意|同意购买|确认(?:购买|下单|订单|办理|提交)|请帮我(?:办理|操作|下单|提交)|就这么办"
+        r"|\b(?:i agree|i confirm|confirmed|go ahead|please proceed|i accept)\b",
         re.IGNORECASE,
     ),
     "complaint": re.compile(r"投诉|不满意|太差|要求赔偿|\b(?:complain\w*|unacceptable|refund now)\b", re.IGNORECASE),
@@ -98,8 +100,8 @@ KEY_EVENTS: dict[str, re.Pattern[str]] = {
 }  # fmt: skip
 
 _BOILERPLATE = re.compile(
-    r"^(?:您好|你好|好的|不客气|很高兴为您服务|请问还有什么|还有什么可以帮|如有其他问题|感谢您的|hello|hi|you'?re welcome|"
-    r"glad to help|is there anything else|let me know if|happy to help)",
+    r"^(?:您好|你好|好的|不客气|很高兴为您服务|请问还有什么|还有什么可以帮|如有其他问题|感谢您的"
+    r"|hello|hi|you'?re welcome|glad to help|is there anything else|let me know if|happy to help)",
     re.IGNORECASE,
 )
 
