@@ -113,6 +113,21 @@ def test_plain_text_headings_and_paragraphs() -> None:
     assert doc.title == "Travel Policy"
 
 
+def test_a_short_first_line_standing_alone_is_the_title_above_all_headings() -> None:
+    source = "青岚科技 费用报销制度\n\n第一章 总则\n第一条 本制度适用于全体员工。\n\n一、范围\n正文。"
+    doc = parse(source.encode("gb18030"), "expense.txt")
+    assert doc.title == "青岚科技 费用报销制度"
+    assert [(b.kind, b.level) for b in doc.blocks] == [
+        ("heading", 1),
+        ("heading", 2),
+        ("paragraph", 0),
+        ("heading", 3),
+        ("paragraph", 0),
+    ]
+    # a first paragraph that reads like a sentence is not a title
+    assert parse(b"Hello team, here are the notes.\n\nMore.", "n.txt").title is None
+
+
 def test_sentence_like_lines_are_not_headings() -> None:
     doc = parse(
         "一、员工须遵守本制度，违者处理。\n第一章的内容很长很长很长很长很长很长很长很长很长很长很长很长很长".encode(),

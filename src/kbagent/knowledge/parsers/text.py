@@ -2,8 +2,9 @@
 
 Plain text has no markup, so headings are recognised only where writers make them unmistakable: Chinese
 chapter/section lines (``第一章 总则``, ``第二节 ...``, ``一、适用范围``, ``（一）...``) and setext underlines
-(a line followed by ``===`` or ``---``). A heading line must be short and must not end like a sentence, so
-``第一条 为了规范……。`` (an article with its body on the same line) stays a paragraph.
+(a line followed by ``===`` or ``---``); a short first line standing alone is the title. A heading line must
+be short and must not end like a sentence, so ``第一条 为了规范……。`` (an article with its body on the same
+line) stays a paragraph.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _ENUM = re.compile(rf"^[{_CN_NUM}]+[、.．]\s*\S")
 _SUB_ENUM = re.compile(rf"^[（(][{_CN_NUM}]+[)）]\s*\S")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 # A heading does not end like a sentence or a clause.
-_SENTENCE_END = tuple("。！？；，：,;:!?")
+_SENTENCE_END = tuple("。！？；，：.,;:!?")
 MAX_HEADING_CHARS = 40
 
 
@@ -62,7 +63,19 @@ def text_blocks(text: str) -> list[Block]:
             paragraph.append(line)
         i += 1
     flush()
-    return blocks
+    return _promote_title(blocks)
+
+
+def _promote_title(blocks: list[Block]) -> list[Block]:
+    # A short first line standing alone ("青岚科技有限公司 费用报销制度", then a blank line) is the document's
+    # title: it becomes a level-1 heading above every other heading, so it appears in each title path.
+    if len(blocks) < 2 or blocks[0].kind != "paragraph":
+        return blocks
+    first = blocks[0].text
+    if "\n" in first or len(first) > MAX_HEADING_CHARS or first.endswith(_SENTENCE_END):
+        return blocks
+    rest = [Block(b.text, "heading", level=b.level + 1) if b.kind == "heading" else b for b in blocks[1:]]
+    return [Block(first, "heading", level=1), *rest]
 
 
 def heading_level(line: str) -> int | None:
