@@ -30,7 +30,7 @@ from kbagent.llm.messages import (
     Usage,
     UserMessage,
 )
-from kbagent.llm.model import ChatModel, ModelLimits, collect_stream
+from kbagent.llm.model import ChatModel, ModelLimits, close_model, collect_stream
 from kbagent.llm.openai_client import OpenAIChatModel
 from kbagent.llm.resilience import CircuitBreaker, ResilientModel
 from kbagent.llm.scripted import CallInfo, ScriptedModel, ScriptedReply, ScriptExhausted
@@ -72,6 +72,7 @@ __all__ = [
     "build_chat_model",
     "build_openai_client",
     "classify_error",
+    "close_model",
     "collect_stream",
     "complete_auxiliary",
     "complete_json",

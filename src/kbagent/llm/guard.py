@@ -35,7 +35,7 @@ from kbagent.llm.messages import (
     TextDelta,
     UserMessage,
 )
-from kbagent.llm.model import ChatModel, ModelLimits
+from kbagent.llm.model import ChatModel, ModelLimits, close_model
 from kbagent.llm.shrink import shrink_request
 from kbagent.settings import LLMSettings
 
@@ -73,6 +73,9 @@ class GuardedModel:
     @property
     def name(self) -> str:
         return self._inner.name
+
+    async def aclose(self) -> None:
+        await close_model(self._inner)
 
     # ------------------------------------------------------------------------------------------ planning
 

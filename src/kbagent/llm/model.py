@@ -47,6 +47,13 @@ class ModelLimits:
     max_output_tokens: int = 1024
 
 
+async def close_model(model: ChatModel) -> None:
+    """Release a model's connections (the real client has ``aclose``; scripted models have nothing to close)."""
+    aclose = getattr(model, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 async def collect_stream(events: AsyncIterator[StreamEvent]) -> ChatResult:
     """Drain a stream into a ChatResult (tests and callers that want streaming's transport but one result)."""
     text: list[str] = []

@@ -109,6 +109,10 @@ class OpenAIChatModel:
     def name(self) -> str:
         return self.profile.model
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the client this model was handed."""
+        await self._client.close()
+
     # ------------------------------------------------------------------------------------------ request
 
     def build_params(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
@@ -233,7 +237,12 @@ class OpenAIChatModel:
         if finish is None:
             if chunks == 0:
                 # Empty 200 stream: ask the provider once without streaming for an explicit verdict.
-                result = await self.complete(request)
+                try:
+                    result = await self.complete(request)
+                except ProviderBusy:
+                    # llama.cpp may leave the kept-alive connection of the empty stream broken: the pool hands it
+                    # out again and it fails at once. One more try gets a fresh connection.
+                    result = await self.complete(request)
                 if result.reasoning:
                     yield ReasoningDelta(result.reasoning)
                 if result.text:

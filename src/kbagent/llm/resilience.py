@@ -21,7 +21,7 @@ from typing import Literal
 
 from kbagent.errors import ModelError, ProviderBusy, ProviderUnavailable
 from kbagent.llm.messages import ChatRequest, ChatResult, StreamEvent
-from kbagent.llm.model import ChatModel
+from kbagent.llm.model import ChatModel, close_model
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -103,6 +103,9 @@ class ResilientModel:
     @property
     def name(self) -> str:
         return self._inner.name
+
+    async def aclose(self) -> None:
+        await close_model(self._inner)
 
     def _delay(self, attempt: int) -> float:
         # Full jitter: spreads retries of many concurrent callers instead of hitting the provider in lockstep.
