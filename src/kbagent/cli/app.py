@@ -40,6 +40,14 @@ def _register() -> None:
     from kbagent.cli.eval import eval_app
 
     app.add_typer(eval_app, name="eval")
+    from kbagent.cli import datasets, demo, documents, ingest, search
+
+    app.add_typer(datasets.app, name="dataset")
+    app.add_typer(documents.app, name="document")
+    app.command("ingest")(ingest.ingest)
+    app.command("reembed")(ingest.reembed)
+    app.command("search")(search.search)
+    app.command("demo")(demo.demo)
 
 
 _register()

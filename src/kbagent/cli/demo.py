@@ -1,0 +1,58 @@
+"""``kbagent demo`` (what ``make run`` starts): load the sample handbook, then search it interactively."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from kbagent.cli.context import app_context
+from kbagent.cli.knowledge_base import open_knowledge_base, print_hits, print_ingest_report, progress_bar
+from kbagent.errors import UserError
+
+DATASET = "handbook"
+QUIT = {"quit", "exit", "q", ":q"}
+
+
+def demo(
+    ctx: typer.Context,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Results shown per query.")] = 3,
+) -> None:
+    """Create the "handbook" dataset from the bundled sample handbook (unchanged files are skipped on later
+    runs), then read queries and show the best paragraphs. An empty line, "quit" or end of input exits;
+    without a terminal, queries are read line by line from standard input."""
+    from kbagent.sample import handbook_dir
+
+    app = app_context(ctx)
+    kb = open_knowledge_base(ctx)
+    if DATASET not in {d.name for d in kb.list_datasets()}:
+        kb.create_dataset(DATASET, "Sample handbook of a fictional organisation (Chinese and English)")
+    with progress_bar(app.err, f"loading the sample into {DATASET}") as progress:
+        report = kb.ingest_paths(DATASET, [handbook_dir()], progress=progress)
+    print_ingest_report(app.console, app.err, report)
+    interactive = sys.stdin.isatty()
+    app.console.print(
+        f"Search the {DATASET} dataset in Chinese or English (e.g. 年假有几天 / how do I file expenses). "
+        "Empty line or 'quit' to leave."
+    )
+    while True:
+        if interactive:
+            try:
+                line = app.console.input("[bold green]search>[/] ")
+            except (EOFError, KeyboardInterrupt):
+                break
+        else:
+            line = sys.stdin.readline()
+            if not line:
+                break
+        query = line.strip()
+        if not query or query.lower() in QUIT:
+            break
+        if not interactive:
+            app.console.print(f"[bold green]search>[/] {escape(query)}")
+        try:
+            print_hits(app.console, kb.search([DATASET], query, top_k=top_k))
+        except UserError as exc:  # a bad query should not end the session
+            app.err.print(f"[red]error:[/] {escape(exc.message)}")
