@@ -7,6 +7,7 @@ declares a 100000 x 100000 canvas is refused without allocating it.
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 from PIL import Image, UnidentifiedImageError
@@ -30,7 +31,9 @@ def parse_image(data: bytes, name: str, limits: ParseLimits, progress: Progress 
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as exc:
-        raise _over_limit(name, None, limits) from exc
+        # Pillow refuses, at open, canvases over twice its own MAX_IMAGE_PIXELS; its message has the size.
+        found = re.search(r"\((\d+) pixels\)", str(exc))
+        raise _over_limit(name, int(found.group(1)) if found else None, limits) from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise DocumentError(f"{name}: not a readable image ({exc})") from exc
     fmt = FORMATS.get(image.format or "")
@@ -57,18 +60,18 @@ def decode_frame(image: Image.Image, name: str, limits: ParseLimits, page: int) 
     """Check the current frame's size against the pixel limit, then decode it to RGB."""
     width, height = image.size
     if width * height > limits.max_image_pixels:
-        raise _over_limit(name, (width, height), limits)
+        raise _over_limit(name, f"{width} x {height} pixels", limits)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image.load()
             return image.convert("RGB")
     except Image.DecompressionBombError as exc:
-        raise _over_limit(name, (width, height), limits) from exc
+        raise _over_limit(name, f"{width} x {height} pixels", limits) from exc
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         raise DocumentError(f"{name}: image data is corrupt or truncated at page {page} ({exc})") from exc
 
 
-def _over_limit(name: str, size: tuple[int, int] | None, limits: ParseLimits) -> DocumentError:
-    dims = f"{size[0]} x {size[1]} pixels" if size else "too many pixels"
+def _over_limit(name: str, size: str | int | None, limits: ParseLimits) -> DocumentError:
+    dims = f"{size} pixels" if isinstance(size, int) else size or "too many pixels"
     return DocumentError(f"{name}: image is {dims}, over the limit of {limits.max_image_pixels} (max_image_pixels)")
