@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import delete, insert, select, text
+from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from kbagent.storage.tables import Embedding
 
 _INSERT_CHUNK = 500
+_LOAD_BATCH = 10_000
 
 
 def _postgres(session: Session) -> bool:
@@ -42,23 +43,32 @@ def delete_vectors(session: Session, dataset_id: int) -> None:
 
 
 def load_vectors(session: Session, dataset_id: int, dimension: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (paragraph ids, float32 matrix) of a dataset, in paragraph id order."""
-    rows = session.execute(
+    """All (paragraph ids, float32 matrix) of a dataset, in paragraph id order.
+
+    Rows are copied straight into one preallocated matrix, so loading a million vectors needs the
+    matrix's memory and not twice that."""
+    count = int(
+        session.scalar(select(func.count()).select_from(Embedding).where(Embedding.dataset_id == dataset_id)) or 0
+    )
+    ids = np.empty(count, dtype=np.int64)
+    matrix = np.empty((count, dimension), dtype=np.float32)
+    result = session.execute(
         select(Embedding.paragraph_id, Embedding.vector)
         .where(Embedding.dataset_id == dataset_id)
         .order_by(Embedding.paragraph_id)
-    ).all()
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if not rows:
-        return ids, np.zeros((0, dimension), dtype=np.float32)
-    if isinstance(rows[0][1], bytes | bytearray | memoryview):
-        flat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        matrix = flat.reshape(len(rows), -1)
-    else:
-        matrix = np.vstack([np.asarray(r[1], dtype=np.float32) for r in rows])
-    if matrix.shape[1] != dimension:
-        raise ValueError(f"stored vectors have {matrix.shape[1]} dimensions, the dataset records {dimension}")
-    return ids, matrix
+        .execution_options(yield_per=_LOAD_BATCH)
+    )
+    filled = 0
+    for pid, vector in result:
+        if filled == count:  # rows added after the count: the next revision bump reloads them
+            break
+        row = np.frombuffer(vector, dtype=np.float32) if isinstance(vector, bytes) else np.asarray(vector)
+        if row.shape != (dimension,):
+            raise ValueError(f"paragraph {pid} has a {row.shape[0]}-dimension vector; the dataset records {dimension}")
+        ids[filled] = pid
+        matrix[filled] = row
+        filled += 1
+    return ids[:filled], matrix[:filled]
 
 
 def _predicate(dataset_id: int, dimension: int) -> str:
