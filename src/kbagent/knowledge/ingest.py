@@ -21,7 +21,7 @@ from kbagent.errors import KbagentError, UserError
 from kbagent.knowledge.analysis import analyzed_text
 from kbagent.knowledge.chunking import Chunk, chunk_document
 from kbagent.knowledge.embeddings import EmbeddingProvider, cached_passage_vectors
-from kbagent.knowledge.parsers import SUPPORTED_EXTENSIONS, parse_document
+from kbagent.knowledge.parsers import parse_document
 from kbagent.knowledge.parsers.base import ParsedDocument, ParseLimits
 from kbagent.knowledge.records import IngestFailure, IngestReport, Progress, SourceDocument
 from kbagent.settings import Settings
@@ -45,7 +45,8 @@ def embedding_text(title_path: Sequence[str], content: str) -> str:
 
 def walk_paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[IngestFailure]]:
     """Files to ingest, in a stable order: named files as given, folders walked recursively (hidden files
-    and folders skipped; files of unsupported types kept, so they are reported, not silently ignored)."""
+    and folders skipped). Files of unsupported types are kept: the parser registry decides by content, and
+    what it cannot read is reported, not silently ignored."""
     files: list[Path] = []
     missing: list[IngestFailure] = []
     seen: set[Path] = set()
@@ -198,9 +199,6 @@ class Ingestion:
                 raise UserError(
                     f"{name}: file is {size / 1048576:.1f} MB, over the limit of ingest.max_file_mb = {limit_mb:g}"
                 )
-            if path.suffix.lower() not in SUPPORTED_EXTENSIONS and path.suffix:
-                supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
-                raise UserError(f"{name}: unsupported file type ({path.suffix}); supported extensions: {supported}")
             data = path.read_bytes()
         except OSError as exc:
             self._fail(source, f"{name}: cannot be read ({exc.strerror or exc})")
