@@ -138,9 +138,7 @@ def parse_document(data: bytes, name: str, limits: ParseLimits, progress: Progre
     of an unsupported type, binary under a text extension, undecodable, or yields no text at all.
     """
     if len(data) > limits.max_bytes:
-        raise DocumentError(
-            f"{name}: file is {len(data):,} bytes, over the limit of {limits.max_bytes:,} bytes (ingest.max_file_bytes)"
-        )
+        raise DocumentError(f"{name}: file is {len(data):,} bytes, over the limit of {limits.max_bytes:,} bytes")
     if not data.strip():
         raise DocumentError(f"{name}: file is empty")
     fmt = detect_format(data, name)
