@@ -48,6 +48,10 @@ def _register() -> None:
     app.command("reembed")(ingest.reembed)
     app.command("search")(search.search)
     app.command("demo")(demo.demo)
+    from kbagent.cli import chat, session
+
+    app.command("chat")(chat.chat)
+    app.add_typer(session.app, name="session")
 
 
 _register()

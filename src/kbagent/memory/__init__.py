@@ -10,7 +10,7 @@ Public face:
 """
 
 from kbagent.memory.compaction import CompactionPolicy, Compactor, ContextStatus, Summarizer
-from kbagent.memory.conversation import Answerer, ChatService, SessionView, TurnResult, TurnStored
+from kbagent.memory.conversation import Answerer, ChatService, SessionView, SummaryState, TurnResult, TurnStored
 from kbagent.memory.history import (
     ContextInfo,
     ConversationContext,
@@ -33,6 +33,7 @@ __all__ = [
     "SessionLocks",
     "SessionView",
     "Summarizer",
+    "SummaryState",
     "Turn",
     "TurnResult",
     "TurnStored",

@@ -60,6 +60,16 @@ class SessionView:
     updated_at: str
 
 
+@dataclass(frozen=True)
+class SummaryState:
+    summary: str
+    watermark: int
+    revision: int
+    compacted_rounds: int
+    # Set while a summary that is itself over the threshold waits for new turns (see compaction.py).
+    waiting_after_record: int | None
+
+
 class ChatService:
     """Sessions and turns of conversations. One instance per database handle and summarizer."""
 
@@ -91,6 +101,19 @@ class ChatService:
     def set_history(self, session_id: str, enabled: bool) -> None:
         with self.db.write() as s:
             store.update_session(s, session_id, history_enabled=enabled)
+
+    def rename(self, session_id: str, title: str) -> None:
+        if len(title) > 256:
+            raise InvalidInput("title", f"at most 256 characters, got {len(title)}")
+        with self.db.write() as s:
+            store.update_session(s, session_id, title=title)
+
+    def summary_state(self, session_id: str, *, owner: str | None = None) -> SummaryState:
+        """The persisted summary of the session and where it stands."""
+        with self.db.read() as s:
+            store.get_session(s, session_id, owner=owner)
+            row = store.get_context(s, session_id)
+            return SummaryState(row.summary, row.watermark, row.revision, row.compacted_rounds, row.wait_after)
 
     def records(self, session_id: str, *, owner: str | None = None) -> list[dict[str, Any]]:
         """Every stored record of the session, oldest first, as plain data (the raw, never-compacted turns)."""
