@@ -144,6 +144,12 @@ class BubblewrapRunner:
                 result.detail = f"the function went over the memory limit (python.memory_mb = {s.memory_mb})"
             return result
         diagnostic = bytes(stderr.kept).decode("utf-8", "replace").strip()
+        if diagnostic.startswith("bwrap:"):
+            raise SandboxError(
+                f"bubblewrap could not start the sandbox ({diagnostic.splitlines()[0]}); python.rootfs must be "
+                f"readable by uid {SANDBOX_UID} (every directory on its path world-executable) and the kernel "
+                "must allow unprivileged user namespaces"
+            )
         if proc.returncode == -signal.SIGKILL or proc.returncode == 137:
             return RunResult(
                 status="memory_limit",

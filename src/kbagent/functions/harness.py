@@ -13,14 +13,13 @@ only replace its own return value, which it controls anyway.
 Only the standard library of the image's Python 3 is available here.
 """
 
-import asyncio
-import inspect
 import io
 import json
 import os
 import sys
 import threading
 import traceback
+import types
 
 FRAME = "KBAGENT-RESULT"
 
@@ -94,7 +93,9 @@ def main():
         if not callable(entry):
             raise NameError("entry point " + repr(request["entrypoint"]) + " is not a function in the code")
         value = entry(**request["params"])
-        if inspect.iscoroutine(value):
+        if isinstance(value, types.CoroutineType):
+            import asyncio  # only when needed: importing it costs more than a whole small call
+
             value = asyncio.run(value)
         try:
             encoded = json.dumps(value, ensure_ascii=False)

@@ -59,10 +59,14 @@ def _tmp_exec():
         if pid == 0:
             try:
                 os.execv(script, [script])
-            finally:
-                os._exit(99)
+            except OSError as exc:
+                os._exit(exc.errno or 99)
+            os._exit(99)
         _, status = os.waitpid(pid, 0)
-        return {"executed": os.waitstatus_to_exitcode(status) == 0}
+        code = os.waitstatus_to_exitcode(status)
+        if code == 0:
+            return {"executed": True, "error": "EXECUTED"}
+        return {"executed": False, "error": "exec refused: " + os.strerror(code)}
     except OSError as exc:
         return {"executed": False, "error": type(exc).__name__ + ": " + str(exc)}
 

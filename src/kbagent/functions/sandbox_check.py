@@ -97,7 +97,7 @@ def judge(facts: dict[str, Any], runner: Runner) -> list[Check]:
         else:
             checks.append(Check(f"{write['path']} not writable", not write["writable"], write["error"] or "WRITABLE"))
     tmp_exec = facts["tmp_exec"]
-    checks.append(Check("/tmp not executable", not tmp_exec["executed"], tmp_exec.get("error", "EXECUTED")))
+    checks.append(Check("/tmp not executable", not tmp_exec["executed"], tmp_exec["error"]))
     interfaces = facts["interfaces"]
     checks.append(Check("only loopback interface", interfaces in ([], ["lo"]), ", ".join(interfaces) or "none"))
     for key, label in (("connect_host_listener", "host listener on 127.0.0.1"), ("connect_outside", "outside")):
