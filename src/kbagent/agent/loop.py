@@ -203,7 +203,7 @@ class Agent:
         else:
             async for event in self._verify_rounds(state, pool, max_rounds, top_k, deadline):
                 yield event
-        state.evidence = list(pool.items)
+        state.evidence = pool.ranked()
         if not state.evidence and not state.missing:
             state.missing = state.standalone
 

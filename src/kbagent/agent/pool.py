@@ -19,13 +19,16 @@ class EvidencePool:
         self.tokens = 0
         self.full = False
         self._seen: set[str] = set()
+        self._rounds: list[list[Evidence]] = []
 
     def __len__(self) -> int:
         return len(self.items)
 
     def add(self, found: Iterable[Evidence]) -> list[str]:
-        """Add what is new and fits; returns the ids of the paragraphs added."""
+        """Add what is new and fits (one call per round); returns the ids of the paragraphs added."""
         added: list[str] = []
+        this_round: list[Evidence] = []
+        self._rounds.append(this_round)
         for item in found:
             if item.paragraph_id in self._seen:
                 continue
@@ -34,11 +37,22 @@ class EvidencePool:
                 continue
             self._seen.add(item.paragraph_id)
             self.items.append(item)
+            this_round.append(item)
             self.tokens += item.tokens
             added.append(item.paragraph_id)
         if len(self.items) >= self.max_paragraphs:
             self.full = True
         return added
+
+    def ranked(self, lead: int = 2) -> list[Evidence]:
+        """The evidence best first, for the answer and for scoring: the first ``lead`` paragraphs of the first
+        round (the question's own best matches), then round by round interleaved by position, so the best
+        paragraph a follow-up search found is not buried under the first round's weak tail."""
+        if not self._rounds:
+            return []
+        first = self._rounds[0]
+        rest = [first[lead:], *self._rounds[1:]]
+        return first[:lead] + interleave(rest)
 
 
 def interleave(results: Sequence[Sequence[Evidence]]) -> list[Evidence]:

@@ -3,19 +3,26 @@
 A part counts as covered when every one of its content terms occurs somewhere in the evidence and one paragraph
 holds at least three quarters of them (so scattered words from unrelated paragraphs do not pass). The check is
 lexical, never knowledge: the offline reasoner cannot know an answer it has not read.
+
+A hop (a part split off at a relative clause, "the film that was shot in Leland") needs more: the words of
+"who directed the film" sit in the Leland paragraph too, yet the director is named elsewhere. So a hop part that
+names nothing from the question counts only when a paragraph other than the ones covering the other hops covers
+it, and the two share a name the question does not mention (the bridge: "Maximum Overdrive").
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from kbagent.reasoning.entities import bridge_entities
+from kbagent.reasoning.entities import bridge_entities, find_entities, question_anchors, useful_bridge
 from kbagent.reasoning.evidence import Evidence
 from kbagent.reasoning.question import QuestionPart
 from kbagent.reasoning.terms import Term, TermIndex, query_key, terms
 
 BEST_PARAGRAPH_SHARE = 0.75
+# Words of the uncovered part kept beside a bridge name: enough to say what is asked about it.
+MAX_RESIDUAL_TERMS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +31,17 @@ class PartCoverage:
     best_share: float
     best_index: int | None
     missing_terms: tuple[Term, ...]
+    candidates: tuple[int, ...] = ()
+    linked: bool = True
+
+    @property
+    def lexical(self) -> bool:
+        """Every term found, most of them in one paragraph."""
+        return not self.missing_terms and self.best_share >= BEST_PARAGRAPH_SHARE
 
     @property
     def covered(self) -> bool:
-        return not self.missing_terms and self.best_share >= BEST_PARAGRAPH_SHARE
+        return self.lexical and self.linked
 
 
 def evidence_text(item: Evidence) -> str:
@@ -39,16 +53,60 @@ def index_evidence(evidence: Sequence[Evidence]) -> list[TermIndex]:
     return [TermIndex(evidence_text(item)) for item in evidence]
 
 
-def cover(parts: Sequence[QuestionPart], indexes: Sequence[TermIndex]) -> list[PartCoverage]:
+def cover(
+    parts: Sequence[QuestionPart],
+    indexes: Sequence[TermIndex],
+    evidence: Sequence[Evidence] = (),
+    question: str = "",
+) -> list[PartCoverage]:
+    """Coverage of each part; with ``evidence`` and ``question`` given, hop parts are also checked for a link."""
     out: list[PartCoverage] = []
+    names = find_entities(question, quantities=False) if question else []
+    lowered = [evidence_text(item).lower() for item in evidence] if names else []
     for part in parts:
+        # A name the part mentions must appear whole: "Mark" and "King" in a paragraph about King Mark are not
+        # "Mark King".
+        phrases = [n.lower() for n in names if n in part.text]
         best_share, best_index = 0.0, None
+        candidates: list[int] = []
         for i, index in enumerate(indexes):
+            if phrases and lowered and not all(phrase in lowered[i] for phrase in phrases):
+                continue
             share = index.coverage(part.terms)
+            if share >= BEST_PARAGRAPH_SHARE:
+                candidates.append(i)
             if share > best_share:
                 best_share, best_index = share, i
         missing = tuple(t for t in part.terms if not any(index.has(t) for index in indexes))
-        out.append(PartCoverage(part, best_share, best_index, missing))
+        out.append(PartCoverage(part, best_share, best_index, missing, tuple(candidates)))
+    if evidence and question and sum(1 for c in out if c.part.hop) > 1:
+        out = _link_hops(out, evidence, question)
+    return out
+
+
+def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], question: str) -> list[PartCoverage]:
+    anchors = question_anchors(question)
+    question_index = TermIndex(question)
+    texts = [evidence_text(item) for item in evidence]
+    names: dict[int, list[str]] = {}
+
+    def bridges(i: int) -> list[str]:
+        if i not in names:
+            found = find_entities(texts[i], quantities=False)
+            names[i] = [n for n in found if not all(question_index.has(t) for t in terms(n)) and useful_bridge(n, "")]
+        return names[i]
+
+    def linked(i: int, j: int) -> bool:
+        return any(name in texts[j] for name in bridges(i)) or any(name in texts[i] for name in bridges(j))
+
+    out: list[PartCoverage] = []
+    for c in coverage:
+        if not c.part.hop or not c.lexical or any(t.key in anchors for t in c.part.terms):
+            out.append(c)
+            continue
+        others = {j for d in coverage if d is not c and d.part.hop for j in d.candidates}
+        ok = any(i != j and linked(i, j) for i in c.candidates for j in others if j != i)
+        out.append(replace(c, linked=ok))
     return out
 
 
@@ -80,14 +138,15 @@ def follow_up_queries(
     passages = [evidence_text(evidence[i]) for i in order]
     entities = bridge_entities(question, passages, limit=3)
 
+    # Terms naming what the question is about pull back the paragraphs already found; a bridge query keeps
+    # the hop's other words ("played team based state") next to the new name ("Philadelphia Eagles").
+    anchors = question_anchors(question)
     candidates: list[str] = []
     for rank in range(max(1, len(entities))):
         for c in uncovered:
-            words = [t.surface for t in c.part.terms]
             entity = entities[rank] if rank < len(entities) else ""
-            if entity and all(t.key in {w.key for w in c.part.terms} for t in terms(entity)):
-                continue
-            candidates.append(_query(words, entity))
+            residual = [t.surface for t in c.part.terms if t.key not in anchors] or [t.surface for t in c.part.terms]
+            candidates.append(_query([entity, *residual[:MAX_RESIDUAL_TERMS]]) if entity else _query(residual))
     for c in uncovered:
         candidates.append(_query([t.surface for t in c.part.terms]))
 

@@ -84,33 +84,51 @@ def find_entities(text: str, quantities: bool = True) -> list[str]:
     return found
 
 
-def bridge_entities(question: str, passages: Iterable[str], limit: int = 4) -> list[str]:
-    """Entities from the sentences of ``passages`` that share terms with ``question`` but are not in it.
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:ian|ish|ese|ican|ean)|English|French|German|Dutch|Greek|Thai|Swiss|Inc|Ltd")
+_MONTH = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\b")
 
-    Sentences that overlap the question most come first: the name that answers one hop usually sits in the
-    sentence that matches the question's other words.
+
+def useful_bridge(name: str, passage: str) -> bool:
+    """Whether ``name`` can lead to another paragraph: not a nationality word, not a date, and not the subject
+    that opens the passage (a full name or alias of what the passage is about, "Richard Elmer" for Dick Humbert)."""
+    if _DEMONYM.fullmatch(name) or _MONTH.match(name):
+        return False
+    body = passage.split("\n", 1)[-1].lstrip(" \"'“(")
+    return not body.startswith(name)
+
+
+def question_anchors(question: str) -> set[str]:
+    """Term keys of the names the question itself mentions (what the first hop is about)."""
+    return {t.key for name in find_entities(question, quantities=False) for t in terms(name)}
+
+
+def bridge_entities(question: str, passages: Iterable[str], limit: int = 4) -> list[str]:
+    """Entities in ``passages`` that the question does not mention, best bridge first.
+
+    A good bridge sits in a passage about something the question names (its anchors, "Dick Humbert"), in a
+    sentence that shares the question's other words ("played for the Philadelphia Eagles"). Better-ranked
+    passages win ties.
     """
     question_terms = terms(question)
     question_index = TermIndex(question)
-    scored: list[tuple[float, int, str]] = []
-    order = 0
+    anchors = [t for t in question_terms if t.key in question_anchors(question)]
+    best: dict[str, float] = {}
+    order: dict[str, int] = {}
     for rank, passage in enumerate(passages):
-        for sentence in sentences(passage):
+        anchored = TermIndex(passage).coverage(anchors) if anchors else 0.0
+        for position, sentence in enumerate(sentences(passage)):
             overlap = TermIndex(sentence).coverage(question_terms) if question_terms else 0.0
-            if overlap <= 0:
+            if overlap <= 0 and anchored <= 0:
                 continue
             for name in find_entities(sentence, quantities=False):
                 name_terms = terms(name)
                 if not name_terms or all(question_index.has(t) for t in name_terms):
                     continue
-                # Earlier passages (better ranked) and more overlapping sentences win.
-                scored.append((overlap - 0.05 * rank, -order, name))
-                order += 1
-    scored.sort(reverse=True)
-    out: list[str] = []
-    for _, _, name in scored:
-        if name not in out:
-            out.append(name)
-        if len(out) >= limit:
-            break
-    return out
+                if not useful_bridge(name, passage):
+                    continue
+                score = 2 * anchored + overlap + (0.2 if position <= 1 else 0.0) - 0.1 * rank
+                if score > best.get(name, float("-inf")):
+                    best[name] = score
+                order.setdefault(name, len(order))
+    ranked = sorted(best, key=lambda name: (-best[name], order[name]))
+    return ranked[:limit]

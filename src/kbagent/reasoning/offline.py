@@ -98,7 +98,7 @@ def assess_offline(question: str, evidence: Sequence[Evidence], asked: Sequence[
     if not evidence:
         queries = [question] if question not in asked else [p.text for p in parts if p.text not in asked]
         return Assessment(False, missing=_missing_text(question, parts), next_queries=tuple(queries))
-    coverage = cover(parts, index_evidence(evidence))
+    coverage = cover(parts, index_evidence(evidence), evidence, question)
     uncovered = [c for c in coverage if not c.covered]
     if not uncovered and parts:
         return Assessment(True)

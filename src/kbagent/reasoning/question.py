@@ -18,8 +18,12 @@ from kbagent.reasoning.terms import Term, is_cjk, terms
 
 @dataclass(frozen=True, slots=True)
 class QuestionPart:
+    """``hop`` marks a part split off at a relative clause ("the film that was shot in Leland"): its answer
+    is expected in a paragraph linked to another part's paragraph, not beside it."""
+
     text: str
     terms: tuple[Term, ...]
+    hop: bool = False
 
 
 _ZH_CLAUSE = re.compile(r"[，,；;？?。！!\n]+")
@@ -36,10 +40,10 @@ _EN_NOUN_CONJ = re.compile(r"\s+(?:and|or)\s+", re.IGNORECASE)
 _EN_VERBISH = re.compile(rf"\b(?:{_WH[3:-1]}|has|have|had|be|been)\b", re.IGNORECASE)
 
 
-def _part(text: str) -> QuestionPart | None:
+def _part(text: str, hop: bool = False) -> QuestionPart | None:
     text = text.strip(" ,，、")
     found = tuple(terms(text))
-    return QuestionPart(text, found) if found else None
+    return QuestionPart(text, found, hop) if found else None
 
 
 def _split_zh_clause(clause: str) -> list[str]:
@@ -64,39 +68,44 @@ def _split_zh_clause(clause: str) -> list[str]:
     return [s.replace("分别", "") for s in segments]
 
 
-def _split_en_sentence(sentence: str) -> list[str]:
-    out: list[str] = []
+def _split_en_sentence(sentence: str) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
     for clause in _EN_CLAUSE_SPLIT.split(sentence):
         pieces = [p for p in _EN_RELATIVE.split(clause) if p.strip()]
+        hop = len(pieces) > 1
         for piece in pieces:
             conjuncts = [c for c in _EN_NOUN_CONJ.split(piece) if c.strip()]
             if len(conjuncts) < 2:
-                out.append(piece)
+                out.append((piece, hop))
                 continue
             first_words = conjuncts[0].split()
-            out.append(conjuncts[0])
+            out.append((conjuncts[0], hop))
             for extra in conjuncts[1:]:
                 words = extra.split()
                 # "the capital of France and Germany": a short bare noun phrase borrows the first conjunct's lead.
                 if len(words) <= 4 and not _EN_VERBISH.search(extra) and len(first_words) > len(words):
-                    out.append(" ".join(first_words[: len(first_words) - len(words)] + words))
+                    out.append((" ".join(first_words[: len(first_words) - len(words)] + words), hop))
                 else:
-                    out.append(extra)
+                    out.append((extra, hop))
     return out
 
 
 def split_question(question: str) -> list[QuestionPart]:
     """The parts of ``question`` (at least one when it has any content term)."""
-    texts: list[str] = []
+    texts: list[tuple[str, bool]] = []
     if is_cjk(question):
         for clause in _ZH_CLAUSE.split(question):
-            if clause.strip():
-                texts.extend(_split_zh_clause(clause) if is_cjk(clause) else _split_en_sentence(clause))
+            if not clause.strip():
+                continue
+            if is_cjk(clause):
+                texts.extend((text, False) for text in _split_zh_clause(clause))
+            else:
+                texts.extend(_split_en_sentence(clause))
     else:
         for sentence in _EN_SENTENCE.split(question):
             if sentence.strip():
                 texts.extend(_split_en_sentence(sentence))
-    parts = [p for p in (_part(t) for t in texts) if p is not None]
+    parts = [p for p in (_part(t, hop) for t, hop in texts) if p is not None]
     # A part whose terms are all inside another part adds nothing to check.
     unique: list[QuestionPart] = []
     for part in parts:
