@@ -10,9 +10,9 @@ ranking scored:
 - ``rounds_mean`` and ``stop_reasons`` (how many questions stopped for each reason).
 
 Timing: ``agent_ms_p50`` is the whole loop per question; ``search_ms_p50`` the wall time of its rounds' searches
-(the trace's ``retrieve_ms``); ``overhead_ms_p50`` their difference per question: what the agent itself costs (offline judgements,
-dedupe, bookkeeping). With a model configured the model's time would sit in the overhead; the offline reasoner
-makes no model call.
+(the trace's ``retrieve_ms``); ``overhead_ms_p50`` their difference per question: what the agent itself costs
+(offline judgements, dedupe, bookkeeping). With a model configured the model's time would sit in the overhead;
+the offline reasoner makes no model call.
 """
 
 from __future__ import annotations
