@@ -45,8 +45,9 @@ class PartCoverage:
 
 
 def evidence_text(item: Evidence) -> str:
-    """What a paragraph says, with its document and headings (titles often carry the entity a hop needs)."""
-    return f"{item.heading()}\n{item.content}"
+    """What a paragraph says, under its own heading (the innermost title often names the entity a hop needs;
+    the document's top title, "Leave policy", would make every paragraph look like it covers "leave")."""
+    return f"{item.title_path[-1]}\n{item.content}" if item.title_path else item.content
 
 
 def index_evidence(evidence: Sequence[Evidence]) -> list[TermIndex]:

@@ -21,6 +21,8 @@ from kbagent.reasoning.terms import TermIndex, is_cjk, language_of, terms
 
 # Most evidence sentences quoted in one extractive answer: enough for a compound question, short enough to read.
 MAX_QUOTED_SENTENCES = 5
+# A sentence introducing a list or table is quoted with what follows it, up to about this many characters.
+UNIT_CHARS = 300
 
 _FOLLOW_UP_ZH = re.compile(r"^(那|那么|还有|另外|再问|以及)|呢[？?]?$|(它|他|她|其|该|这个|那个|上述|前者|后者)")
 _FOLLOW_UP_EN = re.compile(
@@ -113,24 +115,48 @@ def _missing_text(question: str, parts: Sequence[QuestionPart]) -> str:
     return texts["sep"].join(p.text for p in parts) if parts else question
 
 
+def _quotable_units(text: str) -> list[str]:
+    """Sentences, except that one ending in a colon keeps the lines it introduces (a list or a table row set):
+    "年假天数按工作年限确定：" alone answers nothing."""
+    units: list[str] = []
+    pending: list[str] = []
+    for sentence in sentences(text):
+        if pending:
+            pending.append(sentence)
+            if len("\n  ".join(pending)) >= UNIT_CHARS or len(pending) > 8:
+                units.append("\n  ".join(pending))
+                pending = []
+            continue
+        if sentence.endswith(("：", ":")):
+            pending = [sentence]
+        else:
+            units.append(sentence)
+    if pending:
+        units.append("\n  ".join(pending))
+    return units
+
+
 def _best_sentences(
     parts: Sequence[QuestionPart], evidence: Sequence[Evidence], question: str, limit: int
 ) -> list[tuple[int, str]]:
     """(marker, sentence): the best sentence for each part first, then the best for the whole question."""
-    candidates: list[tuple[int, int, str, TermIndex]] = []
+    candidates: list[tuple[int, int, str, TermIndex, TermIndex]] = []
     for marker, item in enumerate(evidence, start=1):
-        for position, sentence in enumerate(sentences(item.content)):
-            candidates.append((marker, position, sentence, TermIndex(f"{item.heading()} {sentence}")))
+        heading = TermIndex(item.heading())
+        for position, sentence in enumerate(_quotable_units(item.content)):
+            candidates.append((marker, position, sentence, TermIndex(sentence), heading))
     chosen: list[tuple[int, str]] = []
 
     def pick(wanted_terms: Sequence[object]) -> None:
         best: tuple[float, int, int, str] | None = None
-        for marker, position, sentence, index in candidates:
+        for marker, position, sentence, index, heading in candidates:
             if (marker, sentence) in chosen:
                 continue
             share = index.coverage(wanted_terms)  # type: ignore[arg-type]
             if share <= 0:
                 continue
+            # The heading only breaks ties: a sentence must say the thing itself to be quoted for it.
+            share += 0.1 * heading.coverage(wanted_terms)  # type: ignore[arg-type]
             key = (share, -marker, -position, sentence)
             if best is None or key > best:
                 best = key
