@@ -51,6 +51,9 @@ def _register() -> None:
     from kbagent.cli import chat, session
 
     app.command("chat")(chat.chat)
+    from kbagent.cli import ask
+
+    app.command("ask")(ask.ask)
     app.add_typer(session.app, name="session")
 
 
