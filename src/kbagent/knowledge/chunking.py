@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from kbagent.knowledge.parsers.base import Block, ParsedDocument
 from kbagent.tokens import estimate_tokens, truncate_to_tokens
@@ -95,46 +96,59 @@ _CLAUSE = re.compile(r"[，、：,;:；](?=\s)\s*|[，、：]\s*")
 _SPACE = re.compile(r"\s+")
 
 
-def _split_to_fit(text: str, target: int) -> list[str]:
-    """Spans of ``text`` (concatenating to it), each within ``target`` tokens where any boundary allows."""
-    if estimate_tokens(text) <= target:
-        return [text]
-    out: list[str] = []
+def _split_to_fit(text: str, target: int) -> list[tuple[str, int]]:
+    """Spans of ``text`` (concatenating to it) with their estimates, each within ``target`` tokens where any
+    boundary allows."""
+    tokens = estimate_tokens(text)
+    if tokens <= target:
+        return [(text, tokens)]
+    out: list[tuple[str, int]] = []
     for sentence in _sentence_spans(text):
-        out.extend(_split_long(sentence, target, 0))
+        out.extend(_split_long(sentence, estimate_tokens(sentence), target, 0))
     return out
 
 
 _FINER = (_LINE, _CLAUSE, _SPACE)
 
 
-def _split_long(text: str, target: int, level: int) -> list[str]:
-    if estimate_tokens(text) <= target:
-        return [text]
+def _split_long(text: str, tokens: int, target: int, level: int) -> list[tuple[str, int]]:
+    if tokens <= target:
+        return [(text, tokens)]
     if level == len(_FINER):
-        return _split_chars(text, target)
-    parts = _cut(text, {m.end() for m in _FINER[level].finditer(text)})
-    out: list[str] = []
-    for part in parts:
-        out.extend(_split_long(part, target, level + 1))
+        return [(piece, estimate_tokens(piece)) for piece in _split_chars(text, target)]
+    out: list[tuple[str, int]] = []
+    for part in _cut(text, {m.end() for m in _FINER[level].finditer(text)}):
+        out.extend(_split_long(part, estimate_tokens(part), target, level + 1))
     return out
 
 
 def _split_chars(text: str, target: int) -> list[str]:
     out: list[str] = []
-    while text:
-        head = truncate_to_tokens(text, target) or text[0]  # one character over the target still moves on
+    # Search a window of characters, not the whole rest of the text, so this stays linear in the text's
+    # length; the window grows when all of it fits (cheap characters).
+    window = 4 * target + 4
+    pos = 0
+    while pos < len(text):
+        head = truncate_to_tokens(text[pos : pos + window], target)
+        while len(head) == window and pos + window < len(text):
+            window *= 2
+            head = truncate_to_tokens(text[pos : pos + window], target)
+        head = head or text[pos]  # a single character over the target still moves on
         out.append(head)
-        text = text[len(head) :]
+        pos += len(head)
     return out
 
 
 # --- packing ---------------------------------------------------------------------------------------------
 
-# A blank line between blocks of one chunk; counted as one token, which is more than its estimate, so sums of
-# unit costs never under-count the joined chunk.
+# A blank line between blocks of one chunk. Its cost is what the estimator charges for it, at least one token;
+# _enforce_target checks the joined text anyway.
 _BLOCK_SEPARATOR = "\n\n"
-_SEPARATOR_TOKENS = 1
+
+
+@cache
+def _separator_tokens() -> int:
+    return max(1, estimate_tokens(_BLOCK_SEPARATOR))
 
 
 @dataclass
@@ -166,7 +180,7 @@ def chunk_document(doc: ParsedDocument, target_tokens: int, min_tokens: int = 0)
         packed = _pack(run, target_tokens)
         if min_tokens > 0:
             _rebalance(packed, min_tokens, target_tokens)
-        for units in packed:
+        for units in _enforce_target(packed, target_tokens):
             content = _join(units).strip()
             if content:
                 chunks.append(Chunk(content, run.title_path, run.page, run.ocr, estimate_tokens(content)))
@@ -223,16 +237,15 @@ def _pack(run: _Run, target: int) -> list[list[_Unit]]:
     cost = 0
     for block in run.blocks:
         units = [
-            _Unit(span, estimate_tokens(span), i == 0)
-            for i, span in enumerate(_split_to_fit(block.text.strip(), target))
+            _Unit(span, tokens, i == 0) for i, (span, tokens) in enumerate(_split_to_fit(block.text.strip(), target))
         ]
         block_cost = sum(u.tokens for u in units)
         # A block that fits a chunk on its own starts a new chunk rather than being split across two.
-        if current and cost + _SEPARATOR_TOKENS + block_cost > target and block_cost <= target:
+        if current and cost + _separator_tokens() + block_cost > target and block_cost <= target:
             chunks.append(current)
             current, cost = [], 0
         for unit in units:
-            extra = unit.tokens + (_SEPARATOR_TOKENS if unit.block_start and current else 0)
+            extra = unit.tokens + (_separator_tokens() if unit.block_start and current else 0)
             if current and cost + extra > target:
                 chunks.append(current)
                 current, cost = [], 0
@@ -245,7 +258,7 @@ def _pack(run: _Run, target: int) -> list[list[_Unit]]:
 
 
 def _cost(units: list[_Unit]) -> int:
-    return sum(u.tokens for u in units) + _SEPARATOR_TOKENS * sum(1 for u in units[1:] if u.block_start)
+    return sum(u.tokens for u in units) + _separator_tokens() * sum(1 for u in units[1:] if u.block_start)
 
 
 def _rebalance(chunks: list[list[_Unit]], min_tokens: int, target: int) -> None:
@@ -268,6 +281,26 @@ def _rebalance(chunks: list[list[_Unit]], min_tokens: int, target: int) -> None:
                 if _cost(moved) > target or _cost(nxt[1:]) < _cost(moved):
                     break
                 units.append(nxt.pop(0))
+
+
+def _enforce_target(chunks: list[list[_Unit]], target: int) -> list[list[_Unit]]:
+    """Check each chunk's real estimate; move trailing units to a new chunk while it is over the target.
+
+    Packing adds up the units' own estimates, and the estimate of a joined text is normally no more than
+    that sum; this keeps the guarantee even where it is not (a join can create a costlier pattern).
+    """
+    out: list[list[_Unit]] = []
+    pending = list(chunks)
+    while pending:
+        units = pending.pop(0)
+        spill: list[_Unit] = []
+        while len(units) > 1 and estimate_tokens(_join(units).strip()) > target:
+            spill.insert(0, units.pop())
+        out.append(units)
+        if spill:
+            spill[0] = _Unit(spill[0].text, spill[0].tokens, True)  # it now opens a chunk of its own
+            pending.insert(0, spill)
+    return out
 
 
 def _join(units: list[_Unit]) -> str:
