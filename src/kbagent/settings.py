@@ -90,6 +90,17 @@ class SearchSettings(_Section):
         description="Candidates taken from each of keyword and vector search before fusion.",
     )
     max_query_chars: int = Field(2000, ge=1, le=100000, description="Longest search query accepted.")
+    exact_max_vectors: int = Field(
+        200_000,
+        ge=0,
+        description=(
+            "Embedded vector search is exact up to this many vectors per dataset; larger datasets use an "
+            "in-memory IVF index (approximate)."
+        ),
+    )
+    ivf_probes: int = Field(
+        16, ge=1, le=4096, description="Clusters an IVF search reads; more is slower and closer to exact."
+    )
 
 
 ThinkingSwitch = Literal["thinking_type", "enable_thinking", "chat_template", "reasoning_effort", "none"]

@@ -63,3 +63,16 @@ def test_index_sees_new_vectors_after_a_revision_bump(db: Database) -> None:
     hits = index.search([DatasetRef(ds.id, 2, 2)], np.array([0.0, 1.0], np.float32), 5)
     assert [pid for pid, _ in hits] == [second, first]
     assert hits[0][1] > 0.99
+
+
+def test_large_dataset_switches_to_ivf_and_still_finds_the_nearest(db: Database) -> None:
+    with db.write() as session:
+        ds = insert_dataset(session, "big", "", "m", 2)
+    points = [[1.0, 0.0], [0.0, 1.0], [0.7071, 0.7071], [-1.0, 0.0], [0.0, -1.0]]
+    ids = [_add(db, ds.id, f"p{i}", p) for i, p in enumerate(points)]
+    ref = DatasetRef(ds.id, len(points), 2)
+    exact = VectorIndex(db).search([ref], np.array([0.6, 0.8], np.float32), 2)
+    approx_index = VectorIndex(db, exact_max_vectors=3, ivf_probes=100)
+    assert approx_index.search([ref], np.array([0.6, 0.8], np.float32), 2) == exact
+    assert approx_index._load(ref).ivf is not None
+    assert [pid for pid, _ in exact] == [ids[2], ids[1]]

@@ -104,3 +104,58 @@ def retrieval(
         s = hybrid.settings
         detail = f"keyword_weight={s['keyword_weight']}" if s["fusion"] == "weighted" else f"rrf_k={s['rrf_k']}"
         app.console.print(f"hybrid fusion: {s['fusion']} ({detail})", highlight=False)
+
+
+@eval_app.command("multihop")
+def multihop(
+    ctx: typer.Context,
+    data_dir: Annotated[
+        Path, typer.Argument(help="BEIR folder of a multi-hop set (musique_hippo100, hotpotqa_hippo100).")
+    ],
+    max_rounds: Annotated[int, typer.Option("--max-rounds", min=1, max=10, help="Most retrieval rounds.")] = 3,
+    strategy: Annotated[str, typer.Option("--strategy", help="verify or decide.")] = "verify",
+    mode: Annotated[
+        str, typer.Option("--mode", help="Search mode of each query: keyword (BM25), hybrid or vector.")
+    ] = ("keyword"),
+    top_k: Annotated[int | None, typer.Option("--top-k", min=1, max=50, help="Paragraphs per query.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Evaluate only the first N questions.")] = None,
+) -> None:
+    """Run the agent's retrieval loop over a multi-hop set: Recall@5 and AllGold@10 of the evidence, rounds used,
+    stop reasons. The reasoner is the configured one (offline when no model is configured)."""
+    from kbagent.evaluation.multihop import run_multihop
+    from kbagent.llm.factory import build_chat_model
+    from kbagent.reasoning import build_reasoner
+
+    app = app_context(ctx)
+    if strategy not in ("verify", "decide"):
+        raise InvalidInput("--strategy", f"must be verify or decide, got {strategy!r}")
+    if mode not in ("hybrid", "keyword", "vector"):
+        raise InvalidInput("--mode", f"must be hybrid, keyword or vector, got {mode!r}")
+    reasoner = build_reasoner(build_chat_model(app.settings), app.settings.agent.queries_per_round)
+    result = run_multihop(
+        data_dir,
+        app.settings,
+        max_rounds=max_rounds,
+        strategy=strategy,
+        top_k=top_k,
+        mode=mode,
+        reasoner=reasoner,
+        limit=limit,
+    )
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        return
+    table = Table(title=f"{result.dataset}: {result.queries} questions, {result.strategy}, {result.reasoner}")
+    for column in ("max rounds", "Recall@5", "AllGold@10", "rounds mean", "stop reasons", "overhead p50 ms"):
+        table.add_column(column, justify="left" if column == "stop reasons" else "right")
+    stops = ", ".join(f"{k} {v}" for k, v in sorted(result.stop_reasons.items()))
+    table.add_row(
+        str(result.max_rounds),
+        f"{result.recall_at_5:.3f}",
+        f"{result.all_gold_at_10:.3f}",
+        f"{result.rounds_mean:.2f}",
+        stops,
+        f"{result.overhead_ms_p50:.1f}",
+    )
+    app.console.print(table)

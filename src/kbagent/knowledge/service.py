@@ -63,7 +63,9 @@ class KnowledgeBase:
         self.db = db
         self.settings = settings
         self.embedder = embedder
-        self.vectors = VectorIndex(db)
+        self.vectors = VectorIndex(
+            db, exact_max_vectors=settings.search.exact_max_vectors, ivf_probes=settings.search.ivf_probes
+        )
 
     # -- datasets -----------------------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 """Vector search over one or more datasets.
 
-Embedded default (SQLite): each dataset's vectors are loaded once into a float32 matrix and searched
-exactly with one matrix-vector product and ``argpartition``; the matrix is kept in-process and reloaded
-only when the dataset's ``revision`` changes. PostgreSQL: pgvector's HNSW index does the search.
+Embedded default (SQLite): each dataset's vectors are loaded once into a float32 matrix, kept in-process
+and reloaded only when the dataset's ``revision`` changes. Up to ``search.exact_max_vectors`` rows the
+matrix is searched exactly (one matrix-vector product and ``argpartition``); above it through an IVF index
+(``knowledge/ivf.py``) that scores only the ``search.ivf_probes`` nearest clusters.
+PostgreSQL: pgvector's per-dataset HNSW index does the search.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kbagent.knowledge.ivf import IVFIndex
 from kbagent.storage import Database, vector_store
 
 
@@ -24,17 +27,17 @@ class DatasetRef:
 
 
 @dataclass
-class _Matrix:
+class _Loaded:
     revision: int
     ids: np.ndarray
     vectors: np.ndarray
+    ivf: IVFIndex | None
 
 
-def top_k(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Exact top-k by dot product (cosine for unit vectors), best first, ties broken by id."""
+def best(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k highest scores, best first, ties broken by id (deterministic)."""
     if k <= 0 or len(ids) == 0:
         return []
-    scores = vectors @ query.astype(np.float32, copy=False)
     if k < len(scores):
         part = np.argpartition(-scores, k - 1)[:k]
         # Everything tied with the k-th score joins, so the id tie-break below is deterministic.
@@ -45,22 +48,36 @@ def top_k(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int) -> li
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 
+def top_k(ids: np.ndarray, vectors: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Exact top-k by dot product (cosine for unit vectors), best first, ties broken by id."""
+    if len(ids) == 0:
+        return []
+    return best(ids, vectors @ query.astype(np.float32, copy=False), k)
+
+
 class VectorIndex:
     """Thread-safe; one instance per process (the KnowledgeBase owns it)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, exact_max_vectors: int = 200_000, ivf_probes: int = 16) -> None:
         self.db = db
-        self._cache: dict[int, _Matrix] = {}
+        self.exact_max_vectors = exact_max_vectors
+        self.ivf_probes = ivf_probes
+        self._cache: dict[int, _Loaded] = {}
         self._lock = threading.Lock()
 
-    def _matrix(self, ref: DatasetRef) -> _Matrix:
+    def _load(self, ref: DatasetRef) -> _Loaded:
         with self._lock:
             cached = self._cache.get(ref.id)
             if cached is not None and cached.revision == ref.revision:
                 return cached
         with self.db.read() as session:
             ids, vectors = vector_store.load_vectors(session, ref.id, ref.dimension)
-        loaded = _Matrix(ref.revision, ids, np.ascontiguousarray(vectors))
+        if len(ids) > self.exact_max_vectors:
+            ivf = IVFIndex.build(ids, vectors)
+            # The IVF keeps its own reordered copy; drop the original so memory holds one matrix.
+            loaded = _Loaded(ref.revision, ivf.ids, ivf.vectors, ivf)
+        else:
+            loaded = _Loaded(ref.revision, ids, np.ascontiguousarray(vectors), None)
         with self._lock:
             current = self._cache.get(ref.id)
             # Another thread may have loaded a newer revision meanwhile; keep the newest.
@@ -74,6 +91,7 @@ class VectorIndex:
 
     def search(self, datasets: Sequence[DatasetRef], query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(paragraph id, cosine similarity) best first, over all ``datasets``."""
+        query = np.asarray(query, dtype=np.float32)
         hits: list[tuple[int, float]] = []
         if self.db.dialect == "postgresql":
             with self.db.read() as session:
@@ -81,7 +99,11 @@ class VectorIndex:
                     hits.extend(vector_store.nearest(session, ref.id, ref.dimension, query, k))
         else:
             for ref in datasets:
-                matrix = self._matrix(ref)
-                hits.extend(top_k(matrix.ids, matrix.vectors, query, k))
+                loaded = self._load(ref)
+                if loaded.ivf is not None:
+                    ids, scores = loaded.ivf.search(query, k, self.ivf_probes)
+                    hits.extend(best(ids, scores, k))
+                else:
+                    hits.extend(top_k(loaded.ids, loaded.vectors, query, k))
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
