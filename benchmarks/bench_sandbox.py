@@ -2,8 +2,9 @@
 
     python benchmarks/bench_sandbox.py [--calls 20] [--parallel 4] [--image kbagent-sandbox:latest]
 
-Four workloads, each run ``--calls`` times one after another (p50/p95 per call) and then ``--calls`` times
-with ``--parallel`` in flight at once (calls/s):
+Four workloads, each run ``--calls`` times one after another, interleaved with the others so that load from
+other processes hits them alike (p50/p95 per call), and then ``--calls`` times with ``--parallel`` in flight
+at once (calls/s):
 
 - ``bare``: ``docker run --rm IMAGE true``, the engine's own floor (the baseline);
 - ``hardened``: the same with every hardening flag of the runner, still ``true``;
@@ -38,13 +39,16 @@ async def _docker(argv: list[str]) -> None:
         raise SystemExit(f"{' '.join(argv[:3])} ... failed: {err.decode().strip()}")
 
 
-async def sequential(call: Call, calls: int) -> list[float]:
-    await call()  # warm-up: page cache, engine state
-    seconds = []
+async def interleaved(workloads: dict[str, Call], calls: int) -> dict[str, list[float]]:
+    """Sequential calls, one of each workload in turn: load from other processes hits all of them alike."""
+    for call in workloads.values():
+        await call()  # warm-up: page cache, engine state
+    seconds: dict[str, list[float]] = {label: [] for label in workloads}
     for _ in range(calls):
-        started = time.perf_counter()
-        await call()
-        seconds.append(time.perf_counter() - started)
+        for label, call in workloads.items():
+            started = time.perf_counter()
+            await call()
+            seconds[label].append(time.perf_counter() - started)
     return seconds
 
 
@@ -93,13 +97,11 @@ async def main() -> None:
     }
     print(f"{args.calls} calls each; parallel width {args.parallel}; image {args.image}")
     print(f"{'workload':<10} {'p50 ms':>8} {'p95 ms':>8} {'x bare':>7} {'calls/s':>8} {'x bare':>7}")
-    base_p50 = base_rate = 0.0
-    for label, call in workloads.items():
-        seconds = await sequential(call, args.calls)
-        rate = await parallel(call, args.calls, args.parallel)
-        p50, p95 = statistics.median(seconds), percentile(seconds, 0.95)
-        if label == "bare":
-            base_p50, base_rate = p50, rate
+    sequential = await interleaved(workloads, args.calls)
+    rates = {label: await parallel(call, args.calls, args.parallel) for label, call in workloads.items()}
+    base_p50, base_rate = statistics.median(sequential["bare"]), rates["bare"]
+    for label, seconds in sequential.items():
+        p50, p95, rate = statistics.median(seconds), percentile(seconds, 0.95), rates[label]
         print(
             f"{label:<10} {p50 * 1000:>8.0f} {p95 * 1000:>8.0f} {p50 / base_p50:>7.2f} {rate:>8.2f} "
             f"{rate / base_rate:>7.2f}"

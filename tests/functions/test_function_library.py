@@ -84,3 +84,15 @@ def test_merge_precedence_through_the_library(db: Database) -> None:
     definition = lib.definition("weather")
     merged = merge_params(definition.params, definition.init_params or {}, {"city": "杭州", "days": "5"})
     assert merged == {"city": "杭州", "api_key": "stored", "days": 5}
+
+
+def test_migrations_rerun_and_keep_stored_functions(db: Database) -> None:
+    from kbagent.storage import open_database
+
+    FunctionLibrary(db).add("kept", "def f():\n    return 1\n", init_params={"k": "v"}, public=True)
+    again = open_database(db.url.render_as_string(hide_password=False))  # start-up runs the migrations again
+    try:
+        kept = FunctionLibrary(again).get("kept")
+        assert (kept.code, kept.init_params, kept.public) == ("def f():\n    return 1\n", {"k": "v"}, True)
+    finally:
+        again.close()
