@@ -37,6 +37,17 @@ def rootfs(docker_engine: str) -> Iterator[Path]:
     finally:
         subprocess.run(["docker", "rm", name], check=True, capture_output=True)
     subprocess.run(["tar", "-C", str(target), "-x"], input=exported, check=True)
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", str(target), "/", "--unshare-all", "--", "true"],
+        capture_output=True,
+        text=True,
+        user=65534,
+        group=65534,
+        extra_groups=[],
+    )
+    if probe.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        pytest.skip(f"bubblewrap cannot run as an unprivileged user here: {probe.stderr.strip()}")
     yield target
     shutil.rmtree(target, ignore_errors=True)
 
