@@ -330,3 +330,26 @@ def test_a_file_without_any_text() -> None:
         parse(b"<html><head><script>var a = 1;</script></head><body><nav>menu</nav></body></html>", "chrome.html")
     with pytest.raises(DocumentError, match=r"rule\.md: no text found"):
         parse(b"---\n---\n", "rule.md")
+
+
+def test_deeply_nested_html_keeps_its_text_and_hostile_nesting_is_refused() -> None:
+    deep = ("<div>" * 300 + "<p>deep text</p>" + "</div>" * 300).encode()
+    assert [b.text for b in parse(deep, "deep.html").blocks] == ["deep text"]
+    nested_list = ("<ul><li>x" * 100 + "</li></ul>" * 100).encode()
+    (block,) = parse(nested_list, "list.html").blocks
+    assert block.text.count("x") == 100
+    hostile = ("<div>" * 5000 + "text" + "</div>" * 5000).encode()
+    with pytest.raises(
+        DocumentError, match=r"hostile\.html: HTML elements are nested 5000 deep, over the limit of 4000"
+    ):
+        parse(hostile, "hostile.html")
+
+
+def test_html_list_with_a_malformed_start_attribute() -> None:
+    assert texts(parse(b'<ol start="x"><li>a</li><li>b</li></ol>', "a.html")) == [("list", 0, "1. a\n2. b")]
+
+
+def test_deeply_nested_markdown_lists_lose_no_items() -> None:
+    source = "".join("  " * i + f"- item{i}\n" for i in range(40))
+    (block,) = parse(source.encode(), "outline.md").blocks
+    assert [line.strip() for line in block.text.split("\n")] == [f"- item{i}" for i in range(40)]

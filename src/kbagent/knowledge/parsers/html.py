@@ -12,6 +12,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from kbagent.errors import DocumentError
 from kbagent.knowledge.parsers.base import Block, BlockKind, ParsedDocument, ParseLimits, Progress
 from kbagent.knowledge.parsers.encoding import decode_text
 from kbagent.knowledge.parsers.markdown_table import to_markdown_table
@@ -26,6 +27,20 @@ _BLOCKS = frozenset(
     header hgroup hr li main menu ol p pre section summary table tbody thead tfoot tr td th ul h1 h2 h3 h4 h5 h6
     caption""".split()
 )
+# The HTML5 tree builder takes time quadratic in the nesting depth of block elements (each start tag searches
+# the open elements for a <p> to close): 100,000 nested <div> took over a minute here, 5,000 took 0.1 s.
+# Real pages nest a few dozen deep. Inline elements (<b>, <span>, unknown tags) do not have this cost.
+MAX_HTML_NESTING = 4000
+_CONTAINER_TAG = re.compile(
+    r"<(/?)(?:address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure"
+    r"|footer|header|hgroup|main|menu|nav|ol|section|summary|table|ul)\b",
+    re.I,
+)
+# Nesting beyond these depths is flattened to text: real pages stay far below them, and a hostile file must
+# not exhaust Python's recursion limit or blow up into quadratic indentation.
+MAX_DEPTH = 100
+MAX_LIST_DEPTH = 32
+MAX_INDENT = 8
 # <br> becomes this private-use character so that it survives the collapsing of source whitespace.
 _BREAK = "\ue000"
 _SPACES = re.compile(r"\s+")
@@ -35,6 +50,7 @@ def parse_html(data: bytes, name: str, limits: ParseLimits, progress: Progress |
     """Parse an HTML file; raises DocumentError if it is binary or undecodable."""
     declared = _META_CHARSET.search(data[:4096])
     text, encoding = decode_text(data, name, declared.group(1).decode("ascii") if declared else None)
+    _check_nesting(text, name)
     tree = LexborHTMLParser(text)
     title_node = tree.css_first("title")
     title = _squash(title_node.text()) if title_node is not None else ""
@@ -55,10 +71,10 @@ class _Walker:
         self.inline: list[str] = []
 
     def walk(self, node: LexborNode) -> None:
-        self._children(node)
+        self._children(node, 0)
         self._flush()
 
-    def _children(self, node: LexborNode) -> None:
+    def _children(self, node: LexborNode, depth: int) -> None:
         for child in node.iter(include_text=True):
             tag = child.tag
             if tag == "-text":
@@ -67,11 +83,11 @@ class _Walker:
                 continue  # comments, doctype
             elif tag in _BLOCKS:
                 self._flush()
-                self._block(child, tag)
+                self._block(child, tag, depth + 1)
             else:
                 self.inline.append(child.text(deep=True))
 
-    def _block(self, node: LexborNode, tag: str) -> None:
+    def _block(self, node: LexborNode, tag: str, depth: int) -> None:
         if tag in _HEADINGS:
             self._emit(_squash(node.text()), "heading", _HEADINGS[tag])
         elif tag == "p":
@@ -86,8 +102,10 @@ class _Walker:
             self._emit(node.text().replace(_BREAK, "\n").strip("\n"), "code")
         elif tag == "hr":
             return
+        elif depth > MAX_DEPTH:  # hostile nesting: keep the text, stop descending (no recursion overflow)
+            self._emit(_squash(node.text()), "paragraph")
         else:  # containers: div, section, article, blockquote, li outside a list, ...
-            self._children(node)
+            self._children(node, depth)
             self._flush()
 
     def _flush(self) -> None:
@@ -100,16 +118,29 @@ class _Walker:
             self.out.append(Block(text, kind, level=level))
 
 
+def _check_nesting(text: str, name: str) -> None:
+    depth = deepest = 0
+    for tag in _CONTAINER_TAG.finditer(text):
+        if tag.group(1):
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            deepest = max(deepest, depth)
+    if deepest > MAX_HTML_NESTING:
+        raise DocumentError(f"{name}: HTML elements are nested {deepest} deep, over the limit of {MAX_HTML_NESTING}")
+
+
 def _list_lines(node: LexborNode, depth: int, lines: list[str]) -> None:
     ordered = node.tag == "ol"
-    number = int(node.attributes.get("start") or 1) if ordered else 1
+    start = (node.attributes.get("start") or "1").strip()
+    number = int(start) if ordered and start.isdigit() else 1
     for item in node.iter():
         if item.tag not in ("li", "dt", "dd"):
             continue
         own: list[str] = []
         nested: list[LexborNode] = []
         for child in item.iter(include_text=True):
-            if child.tag in ("ul", "ol", "dl"):
+            if child.tag in ("ul", "ol", "dl") and depth < MAX_LIST_DEPTH:
                 nested.append(child)
             elif child.tag == "-text":
                 own.append(child.text(deep=False))
@@ -119,7 +150,7 @@ def _list_lines(node: LexborNode, depth: int, lines: list[str]) -> None:
         number += 1
         text = _squash("".join(own)).replace("\n", " ")
         if text:
-            lines.append("  " * depth + marker + text)
+            lines.append("  " * min(depth, MAX_INDENT) + marker + text)
         for sub in nested:
             _list_lines(sub, depth + 1, lines)
 

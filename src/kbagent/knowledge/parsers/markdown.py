@@ -19,6 +19,7 @@ from kbagent.knowledge.parsers.base import Block, ParsedDocument, ParseLimits, P
 from kbagent.knowledge.parsers.encoding import decode_text
 from kbagent.knowledge.parsers.markdown_table import to_markdown_table
 
+MAX_NESTING = 100
 _FRONT_MATTER = re.compile(r"\A(?:---[ \t]*\n.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -33,7 +34,9 @@ def parse_markdown(data: bytes, name: str, limits: ParseLimits, progress: Progre
 def markdown_blocks(text: str) -> list[Block]:
     """Blocks of Markdown source text, in order."""
     text = _FRONT_MATTER.sub("", text, count=1)
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    # markdown-it silently drops what is nested deeper than maxNesting (20 in CommonMark mode, i.e. about ten
+    # levels of lists); real outlines can go deeper, and 100 stays well inside Python's recursion limit.
+    tokens = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table").parse(text)
     return _Walker(tokens).blocks()
 
 
