@@ -353,3 +353,9 @@ def test_deeply_nested_markdown_lists_lose_no_items() -> None:
     source = "".join("  " * i + f"- item{i}\n" for i in range(40))
     (block,) = parse(source.encode(), "outline.md").blocks
     assert [line.strip() for line in block.text.split("\n")] == [f"- item{i}" for i in range(40)]
+
+
+def test_binary_data_after_a_text_head_is_caught() -> None:
+    data = b"a plain text start\n" * 1000 + b"\x00\x01\x02" * 100
+    with pytest.raises(DocumentError, match=r"tail\.txt: binary data, not text \(NUL character at position 19,000\)"):
+        parse(data, "tail.txt")

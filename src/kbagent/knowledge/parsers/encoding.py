@@ -89,6 +89,9 @@ def decode_text(data: bytes, name: str, declared: str | None = None) -> tuple[st
     text, encoding = _decode(data, name, declared)
     if text.startswith("\ufeff"):
         text = text[1:]
+    nul = text.find("\x00")
+    if nul >= 0:  # past the sniffed head; PostgreSQL cannot even store a NUL character in text
+        raise DocumentError(f"{name}: binary data, not text (NUL character at position {nul:,})")
     replacements = text.count("\ufffd")
     if text and replacements / len(text) > MAX_REPLACEMENT_RATIO:
         raise DocumentError(
