@@ -180,7 +180,7 @@ class ContextSettings(_Section):
         ),
     )
     summary_batch_turns: int = Field(
-        20, ge=1, le=1000, description="Most records merged into the summary by one summarizer call."
+        100, ge=1, le=1000, description="Most records merged into the summary by one summarizer call."
     )
     summary_input_tokens: int = Field(
         8000,

@@ -57,10 +57,12 @@ async def test_at_or_under_threshold_every_turn_stays_raw_and_no_summary_is_made
     assert stored(events).context_info.as_dict() == {"compacted_rounds": 0, "recent_rounds": 39, "revision": 0}
 
     # One token over: now it compacts.
-    service2 = ChatService(db, chat_settings(tmp_path, "x", recent_tokens=total - 1), summarizer)
+    service2 = ChatService(
+        db, chat_settings(tmp_path, "x", recent_tokens=total - 1, summary_batch_turns=20), summarizer
+    )
     events = await run_turn(service2, sid, "one more", answerer)
     merged = context_row(db, sid)[3]
-    # The older turns beyond half the threshold merge, 20 per summarizer call (summary_batch_turns).
+    # The older turns beyond the keep budget merge, 20 per summarizer call (summary_batch_turns).
     assert merged > 0 and phases(events).count("compacting") == len(summarizer.calls) == -(-merged // 20)
 
 

@@ -42,7 +42,7 @@ def visible_facts(ctx: ConversationContext) -> dict[str, str]:
 
 
 async def test_105_turns_summarize_on_few_turns_and_keep_all_210_messages(db: Database, tmp_path: Path) -> None:
-    settings = chat_settings(tmp_path, "x", recent_tokens=1500)
+    settings = chat_settings(tmp_path, "x", recent_tokens=3000)
     summarizer = ScriptedSummarizer()
     summarizing_turns = []
     for turn in range(1, 106):
@@ -56,9 +56,9 @@ async def test_105_turns_summarize_on_few_turns_and_keep_all_210_messages(db: Da
         if len(summarizer.calls) > calls:
             summarizing_turns.append(turn)
             assert any(isinstance(e, ContextStatus) and e.phase == "compacting" for e in events)
-    # Few turns summarize, and they are spread out (each frees about half the threshold).
-    assert 2 <= len(summarizing_turns) <= 10, summarizing_turns
-    assert len(summarizer.calls) <= 10
+    # ~8,200 tokens over a 3,000 threshold: few turns summarize, spread out, not one per turn past the threshold.
+    assert 2 <= len(summarizing_turns) <= 8, summarizing_turns
+    assert len(summarizer.calls) == len(summarizing_turns)
     records = service.records(sid)
     messages = [m for r in records for m in (r["question"], r["answer"]) if m]
     assert len(records) == 105 and len(messages) == 210
@@ -99,7 +99,7 @@ async def test_24_turns_with_a_small_summary_budget_keep_the_first_turn_facts(db
 async def test_an_over_long_summary_then_short_turns_summarizes_once_not_every_turn(
     db: Database, tmp_path: Path
 ) -> None:
-    threshold = 300
+    threshold = 400
     settings = chat_settings(tmp_path, "x", recent_tokens=threshold)
     long_summary = "facts: " + "; ".join(f"detail{i}=value{i}" for i in range(80)) + " | merged=4"
     assert estimate_tokens(long_summary) > threshold
@@ -108,7 +108,7 @@ async def test_an_over_long_summary_then_short_turns_summarizes_once_not_every_t
     sid = service.create_session()
     answerer = FakeAnswerer(lambda q, ctx: "ok.")
     for i in range(2):
-        await run_turn(service, sid, f"long{i}=x " + "background " * 60, answerer)
+        await run_turn(service, sid, f"long{i}=x " + "background " * 80, answerer)
     assert summarizer.calls == []
     # Turn 3 finds the two long turns over the threshold and summarizes (seed 002: "only turn 2 summarizes")...
     calls_by_turn = []
@@ -127,7 +127,7 @@ async def test_an_over_long_summary_then_short_turns_summarizes_once_not_every_t
         question = f"more{added}=y " + "new material " * 10
         await run_turn(service, sid, question, answerer)
         added += 1
-    assert 2 <= added <= 4
+    assert 1 <= added <= 4
 
 
 @pytest.mark.parametrize("summarizer_kind", ["scripted", "offline"])

@@ -7,10 +7,11 @@ The rules, in the order they are checked when a session's history is read:
 * over it, but the last summary was itself still over the threshold (``wait_after`` is set) and the records since
   then add less than ``growth_fraction`` of the threshold: no summarizer; the summary plus the newest turns that fit
   are carried (seed 002's fix for "summarizes every turn");
-* otherwise the oldest records, all but the newest ones that fit ``keep_fraction`` of the threshold (at least the
-  latest turn), are merged into the summary in batches. Each batch is one summarizer call (previous summary + new
-  turns; prompt and previous summary counted before the turns get their budget), and each result is written with
-  its watermark and the next revision in one transaction. A failure, an empty summary or a cut-off output stops
+* otherwise the oldest records, all but the newest ones that fit ``keep_fraction`` of the threshold (less if the
+  summary would leave under ``growth_fraction`` of the threshold free; at least the latest turn), are merged into
+  the summary in batches. Each batch is one summarizer call (previous summary + new turns; prompt and previous
+  summary counted before the turns get their budget), and each result is written with its watermark and the next
+  revision in one transaction. A failure, an empty summary or a cut-off output stops
   there: the old summary, watermark and raw records stay, and the next read tries again.
 
 A merged record is never summarized again: the watermark only moves forward, after its summary is stored, and
@@ -64,7 +65,7 @@ class CompactionPolicy:
     threshold: int
     keep_fraction: float = 0.5
     growth_fraction: float = 0.25
-    batch_turns: int = 20
+    batch_turns: int = 100
     input_tokens: int = 8000
 
     @classmethod
@@ -91,9 +92,14 @@ class CompactionPolicy:
                 return "wait"
         return "compact"
 
-    def split(self, turns: list[Turn]) -> tuple[list[Turn], list[Turn]]:
-        """(to merge, to keep raw): the newest turns within ``keep_tokens`` are kept, at least the latest one."""
-        kept = fit_recent(turns, self.keep_tokens)
+    def split(self, turns: list[Turn], summary: str = "") -> tuple[list[Turn], list[Turn]]:
+        """(to merge, to keep raw): the newest turns within the keep budget are kept, at least the latest one.
+
+        The keep budget is ``keep_tokens``, but never more than leaves ``growth_fraction`` of the threshold free
+        beside the current summary: otherwise a large summary plus kept turns would sit just under the threshold
+        and every new turn would trigger another summary that frees one turn's worth."""
+        headroom = int(self.threshold * (1 - self.growth_fraction)) - estimate_tokens(summary)
+        kept = fit_recent(turns, max(0, min(self.keep_tokens, headroom)))
         return turns[: len(turns) - len(kept)], turns[len(turns) - len(kept) :]
 
     def recent_budget(self, summary: str) -> int:
@@ -132,7 +138,7 @@ class Compactor:
         calls = 0
         error: str | None = None
         if decision == "compact":
-            to_merge, _kept = ([*turns[:-1]], turns[-1:]) if force else self.policy.split(turns)
+            to_merge, _kept = ([*turns[:-1]], turns[-1:]) if force else self.policy.split(turns, summary)
             while to_merge:
                 room = self.policy.input_tokens - self.prompt_tokens - estimate_tokens(summary)
                 # An over-long previous summary must not shut every turn out: give turns a floor.
