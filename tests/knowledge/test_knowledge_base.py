@@ -113,6 +113,7 @@ def test_unchanged_file_is_skipped_and_changed_file_replaces(
     embedded = embedder.passages_embedded
     again = loaded.ingest_paths("hb", [handbook])
     assert (again.added, again.updated, again.skipped) == (0, 0, 3)
+    assert loaded.ingest_paths("hb", handbook / "leave.md").skipped == 1  # a single path, not a list
     assert embedder.passages_embedded == embedded  # nothing sent to the model
 
     before = {d.source: d for d in loaded.list_documents("hb")}

@@ -111,6 +111,8 @@ class KnowledgeBase:
         """Ingest files and folders (walked recursively). Unchanged files are skipped by content hash; a
         changed file replaces its paragraphs; a file that fails is listed in ``report.failures`` with its
         reason and the others carry on. ``progress(done_files, total_files, source)``."""
+        if isinstance(paths, str | os.PathLike):  # one path, not an iterable of its characters
+            paths = [paths]
         row = self._checked_dataset(dataset)
         return Ingestion(self.db, self.settings, self.embedder, row.id, row.name, progress).run_paths(paths)
 
