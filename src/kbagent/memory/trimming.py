@@ -12,6 +12,7 @@ correction must never vanish silently; the caller's context guard cuts the reque
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -49,7 +50,7 @@ class Unit:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.text)
+        return _tokens(self.text)
 
 
 class Scorer(Protocol):
@@ -68,6 +69,17 @@ _STOP = frozenset(
     "the a an and or of to in on for is are was were be it this that what which how do does did can you i we "
     "my your our with as at by from about please".split()
 )
+
+
+# Stored turns and paragraphs come back turn after turn: their features are cached by text, like their vectors.
+@functools.lru_cache(maxsize=20000)
+def _tokens(text: str) -> int:
+    return estimate_tokens(text)
+
+
+@functools.lru_cache(maxsize=20000)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
 
 
 def terms(text: str) -> set[str]:
@@ -108,7 +120,12 @@ _BOILERPLATE = re.compile(
 
 def key_events(text: str) -> list[str]:
     """Names of the key events in ``text`` (``phone``, ``email``, ``confirmation``, ``complaint``, ``correction``)."""
-    return [name for name, pattern in KEY_EVENTS.items() if pattern.search(text)]
+    return list(_key_events(text))
+
+
+@functools.lru_cache(maxsize=20000)
+def _key_events(text: str) -> tuple[str, ...]:
+    return tuple(name for name, pattern in KEY_EVENTS.items() if pattern.search(text))
 
 
 # --- scorers --------------------------------------------------------------------------------------------------
@@ -182,7 +199,7 @@ class RoleScorer:
         scores = []
         for unit in units:
             value = self.weights.get(unit.role, 0.5)
-            if KEY_EVENTS["confirmation"].search(unit.text):
+            if "confirmation" in _key_events(unit.text):
                 value = 1.0
             elif is_acknowledgement(unit.text) or (unit.role == "assistant" and _BOILERPLATE.match(unit.text.strip())):
                 value = 0.1
@@ -199,7 +216,7 @@ class KeywordScorer:
         wanted = terms(query)
         if not wanted:
             return [0.0] * len(units)
-        return [len(wanted & terms(u.text)) / len(wanted) for u in units]
+        return [len(wanted & _terms(u.text)) / len(wanted) for u in units]
 
 
 @dataclass(frozen=True)
@@ -244,7 +261,7 @@ def trim(
     docstring for pins over the budget. ``scorers`` default to ``default_scorers()`` (no embedding relevance)."""
     budget = max(budget_tokens - reserve_tokens, 0)
     chosen_scorers = list(scorers) if scorers is not None else default_scorers()
-    is_pinned = pin or (lambda u: u.pinned or bool(key_events(u.text)))
+    is_pinned = pin or (lambda u: u.pinned or bool(_key_events(u.text)))
     totals = [0.0] * len(units)
     weight_sum = sum(w.weight for w in chosen_scorers) or 1.0
     for weighted in chosen_scorers:
