@@ -107,7 +107,7 @@ async def main() -> None:
             f"{rate / base_rate:>7.2f}"
         )
     leftovers = await runner.leftover_containers()
-    print(f"containers left behind: {len(leftovers)}")
+    print(f"kbagent-fn-* containers on the engine after the run (other users' included): {len(leftovers)}")
 
 
 if __name__ == "__main__":

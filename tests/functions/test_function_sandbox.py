@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 import subprocess
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -101,19 +102,18 @@ async def test_timeout_kills_the_container(sandbox_settings: Settings, docker_en
 
 
 async def test_cancelled_call_leaves_no_container(docker_runner: DockerRunner) -> None:
-    name_seen: list[str] = []
-    task = asyncio.create_task(call(docker_runner, "import time\n\ndef main():\n    time.sleep(60)\n"))
+    name = f"kbagent-fn-cancel-{uuid.uuid4().hex}"
+    request = RunRequest("import time\n\ndef main():\n    time.sleep(60)\n", "main", {})
+    task = asyncio.create_task(docker_runner.run(request, name=name))
     for _ in range(100):
         await asyncio.sleep(0.1)
-        names = [n for n in containers_named("kbagent-fn-") if n not in name_seen]
-        if names:
-            name_seen.extend(names)
+        if containers_named(name):
             break
+    assert containers_named(name) == [name], "the container never appeared"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert name_seen, "the container never appeared"
-    assert all(containers_named(n) == [] for n in name_seen)
+    assert containers_named(name) == []
 
 
 async def test_memory_bomb_reports_the_memory_limit(sandbox_settings: Settings, docker_engine: str) -> None:

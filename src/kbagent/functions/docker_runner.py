@@ -87,8 +87,9 @@ class DockerRunner:
             harness_source(),
         ]
 
-    async def run(self, request: RunRequest) -> RunResult:
-        name = NAME_PREFIX + uuid.uuid4().hex
+    async def run(self, request: RunRequest, *, name: str | None = None) -> RunResult:
+        """One call in a fresh container named ``name`` (default: a new ``kbagent-fn-<uuid>``)."""
+        name = name or NAME_PREFIX + uuid.uuid4().hex
         result = await self._run(request, name)
         result.sandbox = name
         return result
@@ -162,9 +163,9 @@ class DockerRunner:
             raise self._engine_error(err or f"No such image: {self.settings.image}")
         return version
 
-    async def leftover_containers(self) -> list[str]:
-        """Names of kbagent function containers the engine still has (running or not)."""
-        code, out, err = await self._docker("ps", "-a", "--filter", f"name={NAME_PREFIX}", "--format", "{{.Names}}")
+    async def leftover_containers(self, name: str = NAME_PREFIX) -> list[str]:
+        """Names of function containers (all, or the one named) that the engine still has, running or not."""
+        code, out, err = await self._docker("ps", "-a", "--filter", f"name={name}", "--format", "{{.Names}}")
         if code != 0:
             raise self._engine_error(err)
         return [line for line in out.splitlines() if line.strip()]

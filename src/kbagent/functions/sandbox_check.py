@@ -67,11 +67,15 @@ async def run_checks(runner: Runner) -> list[Check]:
     checks = [Check("probe ran", True, f"in {result.seconds:.2f} s")]
     checks.extend(judge(result.value, runner))
     leftovers = getattr(runner, "leftover_containers", None)
-    if leftovers is not None:
-        # Let the engine finish --rm before counting.
-        await asyncio.sleep(0.5)
-        names = await leftovers()
-        checks.append(Check("no container left behind", not names, ", ".join(names) or "none"))
+    if leftovers is not None and result.sandbox:
+        # Only the probe's own container: other calls may be running on the same engine right now.
+        names: list[str] = []
+        for _ in range(20):  # --rm removes it shortly after it ends
+            names = await leftovers(result.sandbox)
+            if not names:
+                break
+            await asyncio.sleep(0.1)
+        checks.append(Check("no container left behind", not names, ", ".join(names) or f"{result.sandbox} removed"))
     return checks
 
 
