@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-from sqlalchemy import text
-
 from kbagent.knowledge.analysis import analyze, analyzed_text
 from kbagent.storage import Database
 from kbagent.storage.datasets import insert_dataset
@@ -73,31 +70,3 @@ def test_syntax_in_user_text_is_searched_as_words(db: Database) -> None:
     with db.read() as session:
         assert keyword_search(session, [a], ["'", '"', "*"], 10) == []
         assert keyword_search(session, [], ["note"], 10) == []
-
-
-def test_postgres_vector_search_uses_the_dataset_index(db: Database) -> None:
-    if db.dialect != "postgresql":
-        pytest.skip("the per-dataset HNSW index exists only on PostgreSQL")
-    import numpy as np
-
-    from kbagent.storage.vector_store import create_vector_index, nearest, write_vectors
-
-    with db.write() as session:
-        a = insert_dataset(session, "a", "", "m", 3).id
-        create_vector_index(session, a, 3)
-    _, ids = _document(db, a, "x", ["one", "two"])
-    with db.write() as session:
-        write_vectors(session, a, ids, np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
-    with db.read() as session:
-        assert [pid for pid, _ in nearest(session, a, 3, np.array([0, 1, 0], np.float32), 5)] == [ids[1], ids[0]]
-        session.execute(text("SET LOCAL enable_seqscan = off"))
-        plan = "\n".join(
-            r[0]
-            for r in session.execute(
-                text(
-                    f"EXPLAIN SELECT paragraph_id FROM embeddings WHERE dataset_id = {a} AND vector_dims(vector) = 3 "
-                    "ORDER BY vector::vector(3) <=> CAST('[1,0,0]' AS vector(3)) LIMIT 5"
-                )
-            )
-        )
-    assert f"ix_embeddings_hnsw_{a}" in plan

@@ -15,6 +15,8 @@ from kbagent.storage.tables import Embedding
 
 _INSERT_CHUNK = 500
 _LOAD_BATCH = 10_000
+# pgvector's HNSW index takes `vector` columns of at most this many dimensions.
+HNSW_MAX_DIMENSIONS = 2000
 
 
 def _postgres(session: Session) -> bool:
@@ -81,7 +83,9 @@ def _index_name(dataset_id: int) -> str:
 
 def create_vector_index(session: Session, dataset_id: int, dimension: int) -> None:
     """PostgreSQL only (a no-op on SQLite): the dataset's partial HNSW index for cosine distance."""
-    if not _postgres(session):
+    if not _postgres(session) or dimension > HNSW_MAX_DIMENSIONS:
+        # Wider vectors (e.g. 3072-dimension models) cannot be HNSW-indexed by pgvector; their dataset is
+        # searched by an exact scan with the same query, correct but slower on large datasets.
         return
     # Identifiers and the dimension cannot be bound parameters; both are integers we control.
     # The predicate also checks the dimension: when ``reembed`` swaps vectors inside one transaction,
