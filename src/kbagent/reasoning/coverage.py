@@ -137,12 +137,21 @@ def follow_up_queries(
             order.append(c.best_index)
     order.extend(i for i in range(min(len(evidence), 5)) if i not in order)
     passages = [evidence_text(evidence[i]) for i in order]
-    entities = bridge_entities(question, passages, limit=3)
+    anchors = question_anchors(question)
+    focus = " ".join(t.surface for c in uncovered for t in c.part.terms if t.key not in anchors)
+    entities = bridge_entities(question, passages, limit=3, focus=focus)
 
     # Terms naming what the question is about pull back the paragraphs already found; a bridge query keeps
     # the hop's other words ("played team based state") next to the new name ("Philadelphia Eagles").
-    anchors = question_anchors(question)
     candidates: list[str] = []
+    # A part naming something no paragraph is about yet ("the Cotula" in "Pterocarya or the Cotula") is searched
+    # by that name first: its own paragraph is the one to find, no bridge needed.
+    headings = " ".join(item.title_path[-1] if item.title_path else item.document for item in evidence).lower()
+    for c in uncovered:
+        own = [name for name in find_entities(c.part.text, quantities=False) if name.lower() not in headings]
+        if own:
+            residual = [t.surface for t in c.part.terms if t.key not in anchors]
+            candidates.append(_query([*own, *residual[:MAX_RESIDUAL_TERMS]]))
     for rank in range(max(1, len(entities))):
         for c in uncovered:
             entity = entities[rank] if rank < len(entities) else ""

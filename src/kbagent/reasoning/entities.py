@@ -102,21 +102,23 @@ def question_anchors(question: str) -> set[str]:
     return {t.key for name in find_entities(question, quantities=False) for t in terms(name)}
 
 
-def bridge_entities(question: str, passages: Iterable[str], limit: int = 4) -> list[str]:
+def bridge_entities(question: str, passages: Iterable[str], limit: int = 4, focus: str = "") -> list[str]:
     """Entities in ``passages`` that the question does not mention, best bridge first.
 
     A good bridge sits in a passage about something the question names (its anchors, "Dick Humbert"), in a
     sentence that shares the question's other words ("played for the Philadelphia Eagles"). Better-ranked
-    passages win ties.
+    passages win ties. ``focus`` holds the words of the hop still open ("directed film"): a name in a sentence
+    that uses them is likelier to be the next hop than one in the passage's opening line.
     """
     question_terms = terms(question)
     question_index = TermIndex(question)
     anchors = [t for t in question_terms if t.key in question_anchors(question)]
+    focus_terms = terms(focus)
     best: dict[str, float] = {}
     order: dict[str, int] = {}
     for rank, passage in enumerate(passages):
         anchored = TermIndex(passage).coverage(anchors) if anchors else 0.0
-        for position, sentence in enumerate(sentences(passage)):
+        for sentence in sentences(passage):
             overlap = TermIndex(sentence).coverage(question_terms) if question_terms else 0.0
             if overlap <= 0 and anchored <= 0:
                 continue
@@ -126,7 +128,8 @@ def bridge_entities(question: str, passages: Iterable[str], limit: int = 4) -> l
                     continue
                 if not useful_bridge(name, passage):
                     continue
-                score = 2 * anchored + overlap + (0.2 if position <= 1 else 0.0) - 0.1 * rank
+                focused = TermIndex(sentence).coverage(focus_terms) if focus_terms else 0.0
+                score = 2 * anchored + overlap + focused - 0.1 * rank
                 if score > best.get(name, float("-inf")):
                     best[name] = score
                 order.setdefault(name, len(order))
