@@ -262,3 +262,33 @@ async def test_latest_turn_is_kept_raw_even_when_it_alone_is_over_the_threshold(
     assert ctx.recent_turns[0].answer.startswith("very long answer")
     assert ctx.tokens <= 110  # cut copy for the model; the stored record stays whole
     assert service.records(sid)[0]["answer"] == "very long answer " * 200
+
+
+async def test_a_failed_answer_is_stored_as_error_and_kept_out_of_history(db: Database, tmp_path: Path) -> None:
+    from collections.abc import AsyncIterator
+    from typing import Any
+
+    from kbagent.memory import ConversationContext, TurnResult
+
+    service = ChatService(db, chat_settings(tmp_path, "x"), ScriptedSummarizer())
+    sid = service.create_session()
+
+    async def failing(question: str, context: ConversationContext) -> AsyncIterator[Any]:
+        yield ("retrieving", question)
+        raise ProviderUnavailable("provider down")
+
+    async def degraded(question: str, context: ConversationContext) -> AsyncIterator[Any]:
+        yield TurnResult(answer="extractive answer", degraded=True)
+
+    with pytest.raises(ProviderUnavailable):
+        await run_turn(service, sid, "first", failing)  # type: ignore[arg-type]
+    events = await run_turn(service, sid, "second", degraded)  # type: ignore[arg-type]
+    assert stored(events).status == "degraded"
+    answerer = FakeAnswerer()
+    await run_turn(service, sid, "third", answerer)  # the lock was released after the failure
+    assert [t.question for t in answerer.contexts[0].recent_turns] == ["second"]
+    assert [(r["question"], r["status"]) for r in service.records(sid)] == [
+        ("first", "error"),
+        ("second", "degraded"),
+        ("third", "ok"),
+    ]
