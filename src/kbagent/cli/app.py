@@ -55,6 +55,9 @@ def _register() -> None:
 
     app.command("ask")(ask.ask)
     app.add_typer(session.app, name="session")
+    from kbagent.cli import llm
+
+    app.add_typer(llm.app, name="llm")
 
 
 _register()
