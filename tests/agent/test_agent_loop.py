@@ -250,3 +250,16 @@ async def test_trace_has_the_record_shape_and_no_private_reasoning() -> None:
     assert set(entry["timings"]) == {"retrieve_ms", "assess_ms"}
     assert "SECRET" not in json.dumps(data, ensure_ascii=False)
     assert data["usage"]["calls"] == 2 and data["usage"]["output_tokens"] > 0
+
+
+async def test_evidence_is_ranked_round_by_round() -> None:
+    # Round 1 finds five weak paragraphs; round 2's best paragraph must not end up behind all of them.
+    first = [ev(f"a{i}", f"第一轮资料{i}") for i in range(5)]
+    second = [ev("b0", "第二轮最相关的资料"), ev("b1", "第二轮次要资料")]
+    retriever = KeywordRetriever(fixed={"问题": first, "追问": second})
+    model = ScriptedModel([assess(False, "缺", ["追问"]), assess(True), ANSWER])
+    result = await make_agent(model, retriever).ask("问题")
+    order = [e.paragraph_id for e in result.evidence]
+    assert order[:2] == ["a0", "a1"]  # the question's own best matches lead
+    # then position by position across rounds: round 1's third, round 2's first, round 1's fourth, ...
+    assert order == ["a0", "a1", "a2", "b0", "a3", "b1", "a4"]

@@ -151,3 +151,36 @@ def test_offline_summary_stays_within_its_budget() -> None:
         )
     assert estimate_tokens(summary) <= 1500
     assert "59万元" in summary  # the newest fact is never the one dropped
+
+
+async def test_a_hop_needs_a_linked_paragraph_not_just_matching_words() -> None:
+    question = "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
+    leland = Evidence(
+        "1",
+        "Leland, North Carolina",
+        "Leland is a town in Brunswick County, North Carolina. In 1986 the film Maximum Overdrive was shot in and "
+        "around Leland; the crew directed traffic around the town.",
+        ("Leland, North Carolina",),
+    )
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [leland], [question])
+    # Every word of "who directed the film" occurs in the Leland paragraph, but the director is not named there.
+    assert first.sufficient is False
+    assert any("Maximum Overdrive" in q for q in first.next_queries)
+
+    film = Evidence(
+        "2",
+        "Maximum Overdrive",
+        "Maximum Overdrive is a 1986 American horror film written and directed by Stephen King.",
+        ("Maximum Overdrive",),
+    )
+    second = await reasoner.assess(question, [leland, film], [question, *first.next_queries])
+    assert second.sufficient is True
+
+
+async def test_a_compared_name_without_its_own_paragraph_is_searched_by_name() -> None:
+    question = "Which plant is larger, the Pterocarya or the Cotula?"
+    cotula = Evidence("1", "Cotula", "Cotula is a genus of small plants in the daisy family.", ("Cotula",))
+    judged = await OfflineReasoner().assess(question, [cotula], [question])
+    assert judged.sufficient is False
+    assert judged.next_queries[0].startswith("Pterocarya")
