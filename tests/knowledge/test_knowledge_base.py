@@ -321,3 +321,17 @@ def test_keyword_only_knowledge_base(db: Database, settings: Settings, handbook:
         kb.search(["kw"], "年假", mode="vector")
     with db.read() as session:
         assert session.scalar(select(Embedding.paragraph_id)) is None
+
+
+def test_ids_are_never_reused(loaded: KnowledgeBase, handbook: Path) -> None:
+    # A citation stored with an answer names a paragraph id; after a delete it must not point at new text.
+    old_dataset = loaded.get_dataset("hb").id
+    old_paragraphs = {h.paragraph_id for h in loaded.search(["hb"], "年假 expense laptops 密码", top_k=50)}
+    newest = max(d.id for d in loaded.list_documents("hb"))
+    loaded.delete_document("hb", str(newest))
+    loaded.delete_dataset("hb")
+    assert loaded.create_dataset("hb").id > old_dataset
+    loaded.ingest_paths("hb", [handbook])
+    new_paragraphs = {h.paragraph_id for h in loaded.search(["hb"], "年假 expense laptops 密码", top_k=50)}
+    assert min(new_paragraphs) > max(old_paragraphs)
+    assert min(d.id for d in loaded.list_documents("hb")) > newest

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from kbagent.errors import EmbeddingMismatch, InvalidInput, NotFound
 from kbagent.knowledge.analysis import analyze
@@ -254,10 +255,7 @@ class KnowledgeBase:
     # -- helpers ------------------------------------------------------------------------------------
 
     @staticmethod
-    def _dataset(session: object, name: str) -> Dataset:
-        from sqlalchemy.orm import Session
-
-        assert isinstance(session, Session)
+    def _dataset(session: Session, name: str) -> Dataset:
         row = dataset_rows.dataset_by_name(session, name)
         if row is None:
             raise NotFound(

@@ -36,8 +36,15 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
+# AUTOINCREMENT on SQLite: ids of deleted datasets, documents and paragraphs are never handed out again, so a
+# citation stored with a chat record, or a vector matrix cached by another process, can never silently point
+# at different content (PostgreSQL sequences never reuse ids anyway).
+_NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
+
+
 class Dataset(Base):
     __tablename__ = "datasets"
+    __table_args__ = _NEVER_REUSE_IDS
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(128), unique=True)
@@ -52,7 +59,10 @@ class Dataset(Base):
 
 class Document(Base):
     __tablename__ = "documents"
-    __table_args__ = (UniqueConstraint("dataset_id", "source", name="uq_documents_dataset_source"),)
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "source", name="uq_documents_dataset_source"),
+        _NEVER_REUSE_IDS,
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
@@ -70,7 +80,7 @@ class Document(Base):
 
 class Paragraph(Base):
     __tablename__ = "paragraphs"
-    __table_args__ = (Index("ix_paragraphs_document_position", "document_id", "position"),)
+    __table_args__ = (Index("ix_paragraphs_document_position", "document_id", "position"), _NEVER_REUSE_IDS)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))

@@ -33,6 +33,8 @@ def upgrade() -> None:
         sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
         sa.Column("created_at", TZ, nullable=False),
         sa.Column("updated_at", TZ, nullable=False),
+        # Ids are never reused on SQLite (see tables.py): stored citations must not point at new content.
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "documents",
@@ -48,6 +50,7 @@ def upgrade() -> None:
         sa.Column("created_at", TZ, nullable=False),
         sa.Column("updated_at", TZ, nullable=False),
         sa.UniqueConstraint("dataset_id", "source", name="uq_documents_dataset_source"),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_documents_dataset_id", "documents", ["dataset_id"])
     op.create_table(
@@ -63,6 +66,7 @@ def upgrade() -> None:
         sa.Column("page", sa.Integer, nullable=True),
         sa.Column("ocr", sa.Boolean, nullable=False, server_default=sa.false()),
         sa.Column("meta", sa.JSON, nullable=False),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_paragraphs_dataset_id", "paragraphs", ["dataset_id"])
     op.create_index("ix_paragraphs_document_position", "paragraphs", ["document_id", "position"])
