@@ -22,6 +22,13 @@ def test_chinese_compound_and_its_parts_are_both_terms() -> None:
     assert set(analyze("复议期限")) <= set(terms)
 
 
+def test_workplace_words_jieba_lacks_are_whole_terms() -> None:
+    # Without them 年假 would be 年 + 假, and 年 matches half of every Chinese policy.
+    assert "年假" in analyze("员工年假天数按工龄计算")
+    assert {"年假", "带薪年假"} <= set(analyze("带薪年假"))
+    assert "年" not in analyze("年假")
+
+
 def test_latin_words_are_lowercased_and_stemmed_alike() -> None:
     assert analyze("Reimbursement Policies") == analyze("reimbursement policy")
     assert analyze("RUNNING") == analyze("runs")

@@ -43,6 +43,14 @@ CHINESE_STOPWORDS = frozenset(
     "的 了 着 是 在 和 与 及 或 而 之 其 把 被 对 从 于 就 都 也 又 吗 呢 吧 啊 呀 该 这 那 个".split()
 )
 
+# Words of the documents kbagent is for (HR, finance, legal) that jieba's dictionary lacks: without them
+# 年假 is indexed as 年 + 假, and 年 matches half of every Chinese policy. Added to jieba's shared default
+# dictionary once; changing this list changes indexed terms, so re-index after editing it.
+WORKPLACE_WORDS = (
+    "年假 带薪年假 陪产假 育儿假 护理假 调休 五险一金 竞业限制 竞业协议 经济补偿金 报销单 差旅费 "
+    "出差补贴 住宿标准 备用金 值班费 司龄 工龄 转正 离职证明"
+).split()
+
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
 _local = threading.local()
@@ -89,6 +97,8 @@ def _jieba() -> Any:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
                 tokenizer = jieba.dt
+                for word in WORKPLACE_WORDS:
+                    tokenizer.add_word(word)
                 _state["jieba"] = tokenizer
     return tokenizer
 
