@@ -335,3 +335,23 @@ def test_ids_are_never_reused(loaded: KnowledgeBase, handbook: Path) -> None:
     new_paragraphs = {h.paragraph_id for h in loaded.search(["hb"], "年假 expense laptops 密码", top_k=50)}
     assert min(new_paragraphs) > max(old_paragraphs)
     assert min(d.id for d in loaded.list_documents("hb")) > newest
+
+
+def test_progress_moves_while_a_large_file_is_embedded(
+    db: Database, settings: Settings, tmp_path: Path, embedder: Any
+) -> None:
+    small_batches = settings.model_copy(
+        update={
+            "embedding": settings.embedding.model_copy(update={"batch_size": 1}),
+            "ingest": settings.ingest.model_copy(update={"chunk_tokens": 32, "min_chunk_tokens": 0}),
+        }
+    )
+    kb = KnowledgeBase(db, small_batches, embedder)
+    kb.create_dataset("big")
+    paragraphs = [f"Rule {i}: every visitor signs the register at the front desk before entering." for i in range(30)]
+    write(tmp_path, "rules.txt", "\n\n".join(paragraphs))
+    seen: list[str] = []
+    report = kb.ingest_paths("big", tmp_path / "rules.txt", progress=lambda d, t, what: seen.append(what))
+    assert report.paragraphs >= 24
+    embedding_steps = [w for w in seen if "embedding" in w]
+    assert len(embedding_steps) >= 3 and embedding_steps[0].startswith("rules.txt: embedding 0/")

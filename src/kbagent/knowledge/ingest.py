@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kbagent.errors import KbagentError, UserError
 from kbagent.knowledge.analysis import analyzed_text
 from kbagent.knowledge.chunking import Chunk, chunk_document
@@ -267,6 +269,17 @@ class Ingestion:
         if sum(len(p.chunks) for p in self._pending) >= self._flush_at:
             self._flush()
 
+    def _embed(self, texts: list[str], name: str) -> np.ndarray:
+        """Vectors for ``texts`` in steps, reporting progress between them: one large file can hold
+        thousands of paragraphs, and the bar should move while they are embedded, not only after."""
+        assert self.embedder is not None
+        parts = []
+        for start in range(0, len(texts), self._flush_at):
+            if len(texts) > self._flush_at:
+                self._tick(f"{name}: embedding {start}/{len(texts)} paragraphs")
+            parts.append(cached_passage_vectors(self.db, self.embedder, texts[start : start + self._flush_at]))
+        return np.vstack(parts)
+
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
         if not pending:
@@ -274,7 +287,7 @@ class Ingestion:
         texts = [t for p in pending for t in p.texts]
         try:
             # A keyword-only knowledge base (no embedder) stores paragraphs without vectors.
-            vectors = None if self.embedder is None else cached_passage_vectors(self.db, self.embedder, texts)
+            vectors = None if self.embedder is None else self._embed(texts, pending[-1].name)
         except KbagentError as exc:
             for p in pending:
                 self._fail(p.source, f"{p.name}: embedding failed: {exc.message}")
