@@ -76,3 +76,37 @@ def test_large_dataset_switches_to_ivf_and_still_finds_the_nearest(db: Database)
     assert approx_index.search([ref], np.array([0.6, 0.8], np.float32), 2) == exact
     assert approx_index._load(ref).ivf is not None
     assert [pid for pid, _ in exact] == [ids[2], ids[1]]
+
+
+def test_concurrent_first_searches_load_the_matrix_once(db: Database) -> None:
+    import threading
+
+    import pytest
+
+    if db.dialect == "postgresql":
+        pytest.skip("on PostgreSQL pgvector searches; no matrix is loaded in-process")
+
+    with db.write() as session:
+        ds = insert_dataset(session, "c", "", "m", 2)
+    pid = _add(db, ds.id, "east", [1.0, 0.0])
+    ref = DatasetRef(ds.id, 1, 2)
+    index = VectorIndex(db)
+    reads = []
+    original = index._read
+
+    def counting_read(r: DatasetRef):  # type: ignore[no-untyped-def]
+        reads.append(r)
+        return original(r)
+
+    index._read = counting_read  # type: ignore[method-assign]
+    results: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(index.search([ref], np.array([1.0, 0.0], np.float32), 1)))
+        for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(reads) == 1
+    assert results == [[(pid, 1.0)]] * 8

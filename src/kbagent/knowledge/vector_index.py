@@ -63,6 +63,7 @@ class VectorIndex:
         self.exact_max_vectors = exact_max_vectors
         self.ivf_probes = ivf_probes
         self._cache: dict[int, _Loaded] = {}
+        self._loading: dict[int, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def _load(self, ref: DatasetRef) -> _Loaded:
@@ -70,6 +71,17 @@ class VectorIndex:
             cached = self._cache.get(ref.id)
             if cached is not None and cached.revision == ref.revision:
                 return cached
+            loading = self._loading.setdefault(ref.id, threading.Lock())
+        # One loader per dataset: concurrent first searches wait for it instead of each reading (and, for
+        # large datasets, clustering) the whole matrix again.
+        with loading:
+            with self._lock:
+                cached = self._cache.get(ref.id)
+                if cached is not None and cached.revision == ref.revision:
+                    return cached
+            return self._read(ref)
+
+    def _read(self, ref: DatasetRef) -> _Loaded:
         with self.db.read() as session:
             ids, vectors = vector_store.load_vectors(session, ref.id, ref.dimension)
         if len(ids) > self.exact_max_vectors:
