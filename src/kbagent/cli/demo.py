@@ -20,9 +20,11 @@ def demo(
     ctx: typer.Context,
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="Results shown per query.")] = 3,
 ) -> None:
-    """Create the "handbook" dataset from the bundled sample handbook (unchanged files are skipped on later
-    runs), then read queries and show the best paragraphs. An empty line, "quit" or end of input exits;
-    without a terminal, queries are read line by line from standard input."""
+    """Load the sample handbook and search it interactively (what `make run` starts).
+
+    Creates the "handbook" dataset from the bundled sample (unchanged files are skipped on later runs),
+    then reads queries and shows the best paragraphs. An empty line, "quit" or end of input exits; without
+    a terminal, queries are read line by line from standard input."""
     from kbagent.sample import handbook_dir
 
     app = app_context(ctx)

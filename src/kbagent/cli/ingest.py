@@ -17,8 +17,10 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders (walked recursively).")],
     dataset: Annotated[str, typer.Option("--dataset", "-d", help="Dataset to ingest into (must exist).")],
 ) -> None:
-    """Parse, chunk, embed and index files. Unchanged files are skipped; changed files replace their old
-    paragraphs. Each file that fails is printed with its reason, and the exit code is then 1."""
+    """Ingest files and folders into a dataset.
+
+    Parses, chunks, embeds and indexes each file. Unchanged files are skipped; changed files replace their
+    old paragraphs. Each file that fails is printed with its reason, and the exit code is then 1."""
     app = app_context(ctx)
     kb = open_knowledge_base(ctx)
     with progress_bar(app.err, f"ingesting into {dataset}") as progress:
@@ -32,7 +34,9 @@ def reembed(
     ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help="Dataset whose vectors to rebuild.")],
 ) -> None:
-    """Rebuild every vector of DATASET with the configured embedding model (after changing models)."""
+    """Rebuild a dataset's vectors with the configured embedding model.
+
+    Needed after changing `embedding.*`: until then the dataset refuses vector and hybrid search."""
     app = app_context(ctx)
     kb = open_knowledge_base(ctx)
     with progress_bar(app.err, f"re-embedding {dataset}") as progress:

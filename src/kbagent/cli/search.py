@@ -24,7 +24,9 @@ def search(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the hits as a JSON list.")] = False,
 ) -> None:
-    """Search one or more datasets; prints each hit's dataset, document, title path, scores and text."""
+    """Search one or more datasets by words and meaning.
+
+    Prints each hit's dataset, document, title path, scores and text (or JSON with --json)."""
     hits = open_knowledge_base(ctx).search(dataset, query, top_k=top_k, mode=mode)
     console = app_context(ctx).console
     if as_json:
