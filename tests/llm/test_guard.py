@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from kbagent.errors import ContextExceeded, ModelError, StructuredOutputError
+from kbagent.errors import ContextExceeded, InvalidInput, ModelError, StructuredOutputError
 from kbagent.llm import (
     AssistantMessage,
     CallInfo,
@@ -267,3 +267,12 @@ async def test_collect_stream_of_guarded_model_equals_complete() -> None:
     streamed = await collect_stream(_guard(a).stream(request))
     completed = await _guard(b).complete(request)
     assert (streamed.text, streamed.recoveries) == (completed.text, completed.recoveries)
+
+
+async def test_an_empty_message_list_is_refused_before_any_call() -> None:
+    inner = ScriptedModel(["never"])
+    with pytest.raises(InvalidInput, match="messages"):
+        await _guard(inner).complete(ChatRequest(messages=()))
+    with pytest.raises(InvalidInput, match="messages"):
+        await collect_stream(_guard(inner).stream(ChatRequest(messages=())))
+    assert inner.calls == 0

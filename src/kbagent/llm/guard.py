@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
-from kbagent.errors import ContextExceeded, StructuredOutputError
+from kbagent.errors import ContextExceeded, InvalidInput, StructuredOutputError
 from kbagent.llm.budget import estimate_request_tokens
 from kbagent.llm.messages import (
     ChatRequest,
@@ -88,6 +88,8 @@ class GuardedModel:
 
     def prepare(self, request: ChatRequest) -> ChatRequest:
         """The first request to send: the caller's own, pre-trimmed only if the window is known."""
+        if not request.messages:
+            raise InvalidInput("messages", "a model request needs at least one message; none were given")
         output = self._output_tokens(request)
         if output != (request.max_output_tokens or self.limits.max_output_tokens):
             request = replace(request, max_output_tokens=output)
