@@ -70,7 +70,8 @@ async def run_checks(runner: Runner) -> list[Check]:
     if leftovers is not None and result.sandbox:
         # Only the probe's own container: other calls may be running on the same engine right now.
         names: list[str] = []
-        for _ in range(20):  # --rm removes it shortly after it ends
+        # --rm removes it shortly after it ends; on a loaded engine that can take seconds.
+        for _ in range(100):
             names = await leftovers(result.sandbox)
             if not names:
                 break
