@@ -292,3 +292,25 @@ async def test_a_failed_answer_is_stored_as_error_and_kept_out_of_history(db: Da
         ("second", "degraded"),
         ("third", "ok"),
     ]
+
+
+async def test_when_summaries_keep_failing_the_carried_turns_keep_key_events_and_relevant_ones(
+    db: Database, tmp_path: Path
+) -> None:
+    service = ChatService(db, chat_settings(tmp_path, "x", recent_tokens=300), summarizer := ScriptedSummarizer())
+    sid = service.create_session()
+    answerer = FakeAnswerer(lambda q, ctx: "Noted.")
+    summarizer.fn = lambda previous, turns: ""  # every summary comes back empty: nothing is ever merged
+    script = ["My phone is 138 1234 5678, call me about the delivery.", "The parcel number is PX-778."]
+    script += [f"General question {i} about opening hours and parking near the shop." for i in range(12)]
+    for question in script:
+        await run_turn(service, sid, question, answerer)
+    ctx = await service.compactor.context(sid, question="which parcel number did I give you?")
+    assert summarizer.calls and ctx.compaction_error and ctx.summary == ""
+    carried = [t.question for t in ctx.recent_turns]
+    assert script[0] in carried and script[1] in carried  # pinned contact detail; the turn the question is about
+    assert carried[-1] == script[-1]  # the latest turn always stays
+    assert len(carried) < len(script) and ctx.tokens <= 300
+    # Without the question it falls back to the newest turns that fit.
+    newest = await service.compactor.context(sid)
+    assert script[0] not in [t.question for t in newest.recent_turns]

@@ -62,12 +62,13 @@ def build_chat(ctx: typer.Context, datasets: list[str]) -> tuple[ChatService, An
     db = app.db
     ctx.call_on_close(db.close)
     settings = app.settings
-    kb = KnowledgeBase(db, settings, build_embedder(settings))
+    embedder = build_embedder(settings)
+    kb = KnowledgeBase(db, settings, embedder)
     for name in datasets:
         kb.get_dataset(name)  # NotFound with the name, before any question is asked
     reasoner = build_reasoner(build_chat_model(settings), settings.agent.queries_per_round)
     agent = Agent(settings.agent, reasoner, [KnowledgeRetriever(kb, datasets)])
-    return ChatService(db, settings, reasoner), agent_answerer(agent)
+    return ChatService(db, settings, reasoner, embedder=embedder), agent_answerer(agent)
 
 
 def chat(

@@ -28,6 +28,7 @@ from typing import Literal, Protocol, runtime_checkable
 from kbagent.errors import KbagentError
 from kbagent.memory.history import ContextInfo, ConversationContext, Turn, fit_recent
 from kbagent.memory.summary_input import batch_for_summary, summary_copy
+from kbagent.memory.trimming import Weighted, trim_turns
 from kbagent.settings import ContextSettings
 from kbagent.storage import Database
 from kbagent.storage import chat as store
@@ -111,10 +112,20 @@ class CompactionPolicy:
 class Compactor:
     """Reads a session's history and compacts it when the rules above say so."""
 
-    def __init__(self, db: Database, summarizer: Summarizer, policy: CompactionPolicy) -> None:
+    def __init__(
+        self,
+        db: Database,
+        summarizer: Summarizer,
+        policy: CompactionPolicy,
+        *,
+        scorers: Sequence[Weighted] | None = None,
+    ) -> None:
         self.db = db
         self.summarizer = summarizer
         self.policy = policy
+        # Used when uncompacted turns must be cut without a new summary (waiting for growth, or the summary
+        # failed) and the question is known: keep what matters to it and the pinned key events, not just the newest.
+        self.scorers = scorers
 
     @property
     def prompt_tokens(self) -> int:
@@ -122,11 +133,12 @@ class Compactor:
         return value if isinstance(value, int) and value >= 0 else DEFAULT_PROMPT_TOKENS
 
     async def prepare(
-        self, session_id: str, *, force: bool = False
+        self, session_id: str, *, force: bool = False, question: str | None = None
     ) -> AsyncIterator[ContextStatus | ConversationContext]:
         """Yield ``ContextStatus`` events, then exactly one ``ConversationContext`` (the last item).
 
-        ``force`` is manual compaction: merge every uncompacted record but the latest, whatever the threshold."""
+        ``force`` is manual compaction: merge every uncompacted record but the latest, whatever the threshold.
+        ``question``, when given, lets smart trimming choose the raw turns carried when no new summary makes room."""
         yield ContextStatus("context", session_id)
         with self.db.read() as s:
             row = store.get_context(s, session_id)
@@ -178,7 +190,13 @@ class Compactor:
                 to_merge = to_merge[len(batch) :]
 
         pending = [t for t in turns if t.id > watermark]
-        recent = pending if decision == "raw" else fit_recent(pending, self.policy.recent_budget(summary))
+        budget = self.policy.recent_budget(summary)
+        if decision == "raw" or sum(t.tokens for t in pending) <= budget:
+            recent = pending
+        elif question and (decision == "wait" or error is not None):
+            recent = trim_turns(pending, question, budget_tokens=budget, scorers=self.scorers)
+        else:
+            recent = fit_recent(pending, budget)
         yield ConversationContext(
             summary=summary,
             recent_turns=tuple(recent),
@@ -187,10 +205,12 @@ class Compactor:
             compaction_error=error,
         )
 
-    async def context(self, session_id: str, *, force: bool = False) -> ConversationContext:
+    async def context(
+        self, session_id: str, *, force: bool = False, question: str | None = None
+    ) -> ConversationContext:
         """``prepare`` without the events."""
         result: ConversationContext | None = None
-        async for item in self.prepare(session_id, force=force):
+        async for item in self.prepare(session_id, force=force, question=question):
             if isinstance(item, ConversationContext):
                 result = item
         assert result is not None

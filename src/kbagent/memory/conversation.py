@@ -16,6 +16,7 @@ from kbagent.errors import InvalidInput
 from kbagent.memory.compaction import CompactionPolicy, Compactor, ContextStatus, Summarizer
 from kbagent.memory.history import ContextInfo, ConversationContext
 from kbagent.memory.locks import SessionLocks, session_locks
+from kbagent.memory.trimming import EmbeddingCache, TextEmbedder, default_scorers
 from kbagent.settings import Settings
 from kbagent.storage import Database
 from kbagent.storage import chat as store
@@ -74,12 +75,21 @@ class ChatService:
     """Sessions and turns of conversations. One instance per database handle and summarizer."""
 
     def __init__(
-        self, db: Database, settings: Settings, summarizer: Summarizer, *, locks: SessionLocks | None = None
+        self,
+        db: Database,
+        settings: Settings,
+        summarizer: Summarizer,
+        *,
+        locks: SessionLocks | None = None,
+        embedder: TextEmbedder | None = None,
     ) -> None:
+        """``embedder`` (optional) adds embedding relevance to the trimming of history that cannot all be
+        carried; its passage vectors are cached for the life of the service."""
         self.db = db
         self.settings = settings
         self.locks = locks or session_locks(db)
-        self.compactor = Compactor(db, summarizer, CompactionPolicy.from_settings(settings.context))
+        scorers = default_scorers(embedder, EmbeddingCache()) if embedder is not None else None
+        self.compactor = Compactor(db, summarizer, CompactionPolicy.from_settings(settings.context), scorers=scorers)
 
     # --- sessions ---
 
@@ -144,7 +154,7 @@ class ChatService:
             started = time.perf_counter()
             context = ConversationContext(context_info=ContextInfo(revision=revision))
             if history_on:
-                async for item in self.compactor.prepare(session_id):
+                async for item in self.compactor.prepare(session_id, question=question):
                     if isinstance(item, ConversationContext):
                         context = item
                     else:
