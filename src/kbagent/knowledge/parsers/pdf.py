@@ -23,7 +23,8 @@ _MIN_TEXT_CHARS = 20
 # Rendered page's longer side for OCR: the OCR engine scales anything larger down to 2000 px anyway.
 _OCR_LONG_SIDE = 2000
 _FPDF_ERR_PASSWORD = 4
-# PDFium is not thread-safe: one document operation at a time in the process.
+# PDFium is not thread-safe: one document at a time in the process. OCR of a scanned page runs under the lock
+# too, so two scanned PDFs parsed from two threads take turns (the OCR engine serialises its calls anyway).
 _pdfium_lock = threading.Lock()
 
 

@@ -21,6 +21,7 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from kbagent.knowledge.parsers.base import Block, BlockKind
 from kbagent.knowledge.parsers.markdown_table import to_markdown_table
@@ -54,27 +55,27 @@ class Line:
     page: int
     segments: list[tuple[str, float, float]] = field(default_factory=list)  # (text, left, right)
 
-    @property
+    @cached_property
     def text(self) -> str:
         return "".join(c.text for c in self.chars).strip()
 
-    @property
+    @cached_property
     def left(self) -> float:
         return min(c.left for c in self.chars)
 
-    @property
+    @cached_property
     def right(self) -> float:
         return max(c.right for c in self.chars)
 
-    @property
+    @cached_property
     def top(self) -> float:
         return max(c.top for c in self.chars)
 
-    @property
+    @cached_property
     def bottom(self) -> float:
         return min(c.bottom for c in self.chars)
 
-    @property
+    @cached_property
     def size(self) -> float:
         sizes = [c.size for c in self.chars if not c.text.isspace()]
         return statistics.median(sizes) if sizes else 0.0
@@ -190,6 +191,7 @@ def page_blocks(
     outline_levels = {normalize_title(title): level for title, level in outline}
     i = 0
     paragraph: list[Line] = []
+    right_margin = max((ln.right for ln in lines), default=0.0)
 
     def flush() -> None:
         if paragraph:
@@ -226,7 +228,7 @@ def page_blocks(
             blocks.append(Block(to_markdown_table(rows), kind="table", page=page))
             i += len(table)
             continue
-        if paragraph and _breaks_paragraph(paragraph[-1], line, lines):
+        if paragraph and _breaks_paragraph(paragraph[-1], line, right_margin):
             flush()
         paragraph.append(line)
         i += 1
@@ -239,7 +241,7 @@ def page_blocks(
     return missing + blocks
 
 
-def _breaks_paragraph(previous: Line, line: Line, lines: list[Line]) -> bool:
+def _breaks_paragraph(previous: Line, line: Line, right_margin: float) -> bool:
     height = max(previous.top - previous.bottom, line.top - line.bottom, 1.0)
     gap = previous.bottom - line.top
     if gap > 0.7 * height or gap < -2 * height:  # a blank line, or a jump up (next column)
@@ -248,7 +250,6 @@ def _breaks_paragraph(previous: Line, line: Line, lines: list[Line]) -> bool:
         return True
     if _BULLET.match(line.text):
         return True
-    right_margin = max(ln.right for ln in lines)
     return previous.text[-1:] in _SENTENCE_END and previous.right < right_margin - 2 * max(previous.size, 1.0)
 
 
