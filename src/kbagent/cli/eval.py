@@ -36,6 +36,15 @@ def retrieval(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Evaluate only the first N judged queries.")
     ] = None,
+    max_passages: Annotated[
+        int | None,
+        typer.Option(
+            "--max-passages",
+            min=1,
+            help="Index only the first N passages and score only the queries whose relevant passages are all "
+            "among them (when embedding the whole corpus takes too long; not comparable with full-corpus scores).",
+        ),
+    ] = None,
 ) -> None:
     """Ingest DATA_DIR into a cached throwaway index and report nDCG@10, Recall@10/@100, MRR@10 and latency.
 
@@ -51,6 +60,8 @@ def retrieval(
         raise InvalidInput("--mode", f"must be hybrid, keyword, vector or all, got {mode!r}")
     modes = list(MODES) if mode == "all" else [mode]
     data = load_beir(data_dir, split)
+    if max_passages is not None:
+        data = data.corpus_prefix(max_passages)
     if limit is not None:
         data.queries = data.queries[:limit]
     with_vectors = modes != ["keyword"]
@@ -82,7 +93,8 @@ def retrieval(
         payload = [r.to_json() for r in results]
         typer.echo(json.dumps(payload if mode == "all" else payload[0], ensure_ascii=False))
         return
-    table = Table(title=f"{data_dir.name} ({split}, {len(data.queries)} queries, {index.documents} passages)")
+    scope = f"first {index.documents} passages" if data.prefix else f"{index.documents} passages"
+    table = Table(title=f"{data_dir.name} ({split}, {len(data.queries)} queries, {scope})")
     for column in ("mode", "nDCG@10", "Recall@10", "Recall@100", "MRR@10", "search p50 ms", "search p95 ms"):
         table.add_column(column, justify="left" if column == "mode" else "right")
     table.add_column("query embed p50 ms", justify="right")

@@ -42,10 +42,28 @@ class BeirDataset:
     corpus: list[CorpusDoc]
     queries: list[Query]  # only those judged in the split, in file order
     qrels: Qrels
+    prefix: int | None = None  # set by corpus_prefix: only the first ``prefix`` passages are indexed
 
     @property
     def corpus_path(self) -> Path:
         return self.root / "corpus.jsonl"
+
+    def corpus_prefix(self, count: int) -> BeirDataset:
+        """The first ``count`` passages, and only the queries whose every relevant passage is among them.
+
+        For measuring when embedding the whole corpus is too slow: scores on a smaller corpus are not
+        comparable with published full-corpus figures (fewer distractors), but every mode and fusion
+        setting sees the same prefix, so they compare with each other.
+        """
+        if count < 1:
+            raise InvalidInput("max_passages", f"must be at least 1, got {count}")
+        corpus = self.corpus[:count]
+        kept = {doc.id for doc in corpus}
+        queries = [q for q in self.queries if all(doc in kept for doc, grade in self.qrels[q.id].items() if grade > 0)]
+        if not queries:
+            raise InvalidInput("max_passages", f"no query has all its relevant passages among the first {count}")
+        qrels = {q.id: self.qrels[q.id] for q in queries}
+        return BeirDataset(root=self.root, split=self.split, corpus=corpus, queries=queries, qrels=qrels, prefix=count)
 
 
 def _require(path: Path, what: str) -> Path:

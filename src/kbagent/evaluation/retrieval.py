@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kbagent.errors import RunError
+from kbagent.errors import KbagentError, RunError
 from kbagent.evaluation.beir import BeirDataset, CorpusDoc
 from kbagent.evaluation.metrics import mean_metrics
 from kbagent.knowledge.embeddings import EmbeddingProvider
@@ -51,6 +51,8 @@ class ModeResult:
     embed_ms_p50: float | None = None
     embed_ms_p95: float | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    passages: int = 0
+    corpus_prefix: bool = False
     rankings: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +65,8 @@ class ModeResult:
             query_embedding_ms_p95=None if self.embed_ms_p95 is None else round(self.embed_ms_p95, 3),
             queries=self.queries,
             mode=self.mode,
+            passages=self.passages,
+            corpus_prefix=self.corpus_prefix,
             search=self.settings,
         )
         return out
@@ -126,12 +130,14 @@ class KeywordOnlyPlaceholder:
         return np.zeros((len(texts), 1), dtype=np.float32)
 
 
-def cache_key(corpus: Path, settings: Settings, *, with_vectors: bool) -> str:
+def cache_key(corpus: Path, settings: Settings, *, with_vectors: bool, prefix: int | None = None) -> str:
     """SHA-256 of the corpus file bytes and everything that shapes the index built from it."""
     digest = hashlib.sha256()
     with corpus.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    if prefix is not None:
+        digest.update(f"\0first {prefix} passages".encode())
     emb = settings.embedding
     shape = {
         "layout": LAYOUT_VERSION,
@@ -205,7 +211,7 @@ def prepare_index(
     from kbagent.knowledge.service import KnowledgeBase
     from kbagent.storage import open_database
 
-    key = cache_key(data.corpus_path, settings, with_vectors=with_vectors)
+    key = cache_key(data.corpus_path, settings, with_vectors=with_vectors, prefix=data.prefix)
     path = cache_path(settings, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     marker = path.with_suffix(".done")
@@ -221,6 +227,8 @@ def prepare_index(
             start = time.perf_counter()
             if DATASET not in {info.name for info in kb.list_datasets()}:
                 kb.create_dataset(DATASET)
+            if with_vectors:
+                reuse_vectors(data, eval_settings, timed, db, path)
             docs = (source_document(doc) for doc in data.corpus)
             report = kb.ingest_documents(DATASET, docs, progress=progress, total=len(data.corpus))
             if report.failures:
@@ -245,6 +253,52 @@ def prepare_index(
         paragraphs=info.paragraph_count,
         built_seconds=built,
     )
+
+
+def _cache_model(embedder: EmbeddingProvider) -> str:
+    # The embedding_cache key that knowledge.embeddings.cached_passage_vectors uses; a test checks that
+    # reuse_vectors really spares the model, so a change of that format cannot go unnoticed.
+    return f"{embedder.model}#{embedder.dimension}"
+
+
+def reuse_vectors(data: BeirDataset, settings: Settings, embedder: EmbeddingProvider, db: Any, path: Path) -> int:
+    """Copy into ``db``'s embedding cache the vectors of this corpus's paragraphs that other evaluation
+    caches (same folder, same model) already hold, so a prefix of a corpus, or the full corpus after a
+    prefix, embeds only what is new. Returns how many vectors were found."""
+    from kbagent.knowledge.chunking import chunk_document
+    from kbagent.knowledge.embeddings import passage_hash
+    from kbagent.knowledge.ingest import embedding_text
+    from kbagent.storage import open_database
+    from kbagent.storage.embedding_cache import cached_vectors, store_vectors
+
+    hashes: list[str] = []
+    for doc in data.corpus:
+        chunks = chunk_document(
+            source_document(doc).parsed, settings.ingest.chunk_tokens, settings.ingest.min_chunk_tokens
+        )
+        hashes.extend(passage_hash(embedding_text(c.title_path, c.content)) for c in chunks if c.content.strip())
+    model = _cache_model(embedder)
+    wanted = set(hashes)
+    with db.read() as session:
+        wanted -= set(cached_vectors(session, model, list(wanted)))
+    found = 0
+    for other in sorted(path.parent.glob("*.db")):
+        if other == path or not wanted:
+            continue
+        source = open_database(f"sqlite:///{other}", migrate=False)
+        try:
+            with source.read() as session:
+                vectors = cached_vectors(session, model, list(wanted))
+        except KbagentError:  # an unreadable or foreign file in the cache folder is simply not used
+            continue
+        finally:
+            source.close()
+        if vectors:
+            with db.write() as session:
+                store_vectors(session, model, vectors)
+            wanted -= set(vectors)
+            found += len(vectors)
+    return found
 
 
 def search_depth(index: PreparedIndex, settings: Settings) -> int:
@@ -284,5 +338,7 @@ def run_mode(index: PreparedIndex, data: BeirDataset, mode: SearchMode, settings
         embed_ms_p50=percentile_ms(embed_seconds, 50) if embed_seconds else None,
         embed_ms_p95=percentile_ms(embed_seconds, 95) if embed_seconds else None,
         settings=used if mode == "hybrid" else {},
+        passages=index.documents,
+        corpus_prefix=data.prefix is not None,
         rankings=rankings,
     )
