@@ -84,3 +84,13 @@ def test_ask_cli_offline_json_and_stream(
 
     missing = runner.invoke(app, ["ask", "x", "-d", "nope"], env=env)
     assert missing.exit_code != 0 and "nope" in str(missing.exception)
+
+
+async def test_a_long_question_is_searched_by_its_head(handbook: KnowledgeBase, settings: Settings) -> None:
+    question = (
+        "病假有多少天？" + "请详细说明相关规定和例外情况。" * 200
+    )  # within agent.question_tokens, over 2000 chars
+    assert len(question) > settings.search.max_query_chars
+    agent = Agent(settings.agent, OfflineReasoner(), [KnowledgeRetriever(handbook, ["handbook"], mode="keyword")])
+    result = await agent.ask(question, max_rounds=1)
+    assert result.rounds_used == 1 and result.trace[0].new_paragraph_ids

@@ -8,6 +8,7 @@ round cap, dedupe and the time limit. Either way the answer is written from the 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -229,8 +230,6 @@ class Agent:
         return fresh[: self.settings.queries_per_round]
 
     async def _search(self, queries: Sequence[str], top_k: int, deadline: Deadline) -> list[Evidence]:
-        import asyncio
-
         calls = [r.search(q, top_k) for q in queries for r in self.retrievers]
         results = await deadline.run(asyncio.gather(*calls))
         return interleave(results)

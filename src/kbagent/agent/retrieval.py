@@ -60,5 +60,8 @@ class KnowledgeRetriever:
         return "kb:" + ",".join(self.datasets)
 
     async def search(self, query: str, top_k: int) -> list[Evidence]:
+        # A question may be longer than a search query is allowed to be (agent.question_tokens vs
+        # search.max_query_chars); its head carries the words that matter for the search.
+        query = query[: self.kb.settings.search.max_query_chars]
         hits = await asyncio.to_thread(self.kb.search, self.datasets, query, top_k, self.mode)
         return [evidence_from_hit(hit) for hit in hits]
