@@ -131,6 +131,21 @@ def test_demo_loads_the_handbook_and_answers_piped_queries(run) -> None:  # type
     assert "6 unchanged" in again.output and "search> " not in again.output
 
 
+@pytest.mark.slow
+def test_demo_drops_copies_loaded_from_an_old_install_location(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from kbagent.sample import handbook_dir
+
+    old_install = tmp_path / "old-site-packages" / "handbook"
+    old_install.mkdir(parents=True)
+    (old_install / "leave-policy-zh.md").write_bytes((handbook_dir() / "leave-policy-zh.md").read_bytes())
+    run("dataset", "create", "handbook")
+    run("ingest", str(old_install), "--dataset", "handbook")
+    run("demo", input="\n")
+    sources = [d["source"] for d in json.loads(run("document", "list", "-d", "handbook", "--json").output)]
+    assert len(sources) == 6
+    assert all(Path(s).is_relative_to(handbook_dir().resolve()) for s in sources)
+
+
 def test_errors_reach_the_user_as_one_line_and_exit_code(tmp_path: Path) -> None:
     env = {"KBAGENT_DATABASE_URL": f"sqlite:///{tmp_path / 'kb.db'}", "PATH": ""}
     done = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,9 +32,16 @@ def demo(
     kb = open_knowledge_base(ctx)
     if DATASET not in {d.name for d in kb.list_datasets()}:
         kb.create_dataset(DATASET, "Sample handbook of a fictional organisation (Chinese and English)")
+    folder = handbook_dir()
     with progress_bar(app.err, f"loading the sample into {DATASET}") as progress:
-        report = kb.ingest_paths(DATASET, [handbook_dir()], progress=progress)
+        report = kb.ingest_paths(DATASET, [folder], progress=progress)
     print_ingest_report(app.console, app.err, report)
+    # Documents are identified by path: after kbagent is reinstalled elsewhere, the copies loaded from the
+    # old location would answer twice. The demo dataset holds only the sample, so drop what is not in it.
+    current = str(folder.resolve())
+    for doc in kb.list_documents(DATASET):
+        if not Path(doc.source).is_relative_to(current):
+            kb.delete_document(DATASET, doc.id)
     interactive = sys.stdin.isatty()
     app.console.print(
         f"Search the {DATASET} dataset in Chinese or English (e.g. 年假有几天 / how do I file expenses). "
