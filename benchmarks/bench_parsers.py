@@ -77,6 +77,7 @@ def make_text_pdf(font: Path, pages: int) -> bytes:
 
     pdf = FPDF(format="A4")
     pdf.add_font("cjk", fname=str(font), collection_font_number=2 if font.suffix == ".ttc" else 0)
+    pdf.set_auto_page_break(False)  # the footer sits low on the page; no overflow onto a near-empty page
     for n in range(1, pages + 1):
         pdf.add_page()
         pdf.set_font("cjk", size=16)

@@ -31,7 +31,7 @@ def find_cjk_font(serif: bool = False) -> Path | None:
 # ---- PDF ------------------------------------------------------------------------------------------------------
 
 
-def _pdf(font: Path) -> Any:
+def new_pdf(font: Path) -> Any:
     from fpdf import FPDF
 
     pdf = FPDF(format="A4")
@@ -49,7 +49,7 @@ def _footer(pdf: Any, number: int) -> None:
 
 def text_pdf(font: Path, password: str | None = None) -> bytes:
     """Three pages: bookmarked headings of two sizes, paragraphs, a 3 x 3 table, a running footer on each page."""
-    pdf = _pdf(font)
+    pdf = new_pdf(font)
     pdf.add_page()
     pdf.set_font("cjk", size=20)
     pdf.start_section("第一章 总则", level=0)
@@ -95,7 +95,7 @@ def text_pdf(font: Path, password: str | None = None) -> bytes:
 
 def scanned_pdf(font: Path, lines: list[str]) -> bytes:
     """One page whose only content is a picture of ``lines``: no text layer, so only OCR can read it."""
-    pdf = _pdf(font)
+    pdf = new_pdf(font)
     pdf.add_page()
     picture = text_image(font, lines, width=1400, size=40)
     buffer = io.BytesIO()

@@ -94,3 +94,22 @@ def test_scanned_page_goes_through_ocr(cjk_font: Path, limits: ParseLimits) -> N
     assert "扫描件：差旅报销审批单" in text
     assert "Approvedbythefinancedepartment" in text
     assert progress == ["OCR scan.pdf page 1/1"]
+
+
+def test_nearly_blank_page_without_a_picture_is_not_ocred(cjk_font: Path, limits: ParseLimits) -> None:
+    from parser_fixtures import new_pdf
+
+    pdf = new_pdf(cjk_font)
+    pdf.add_page()
+    pdf.set_font("cjk", size=11)
+    pdf.set_xy(10, 20)
+    pdf.multi_cell(180, 6, text="正文在第一页。This page has the only paragraph of the file.")
+    pdf.add_page()
+    pdf.set_xy(100, 150)
+    pdf.cell(text="（本页无正文）")
+    doc = parse_document(bytes(pdf.output()), "sparse.pdf", limits)
+    assert doc.meta["ocr_pages"] == []
+    assert [(b.page, b.text) for b in doc.blocks] == [
+        (1, "正文在第一页。This page has the only paragraph of the file."),
+        (2, "（本页无正文）"),
+    ]

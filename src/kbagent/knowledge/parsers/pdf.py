@@ -18,7 +18,7 @@ from kbagent.knowledge.parsers import ocr, pdf_layout
 from kbagent.knowledge.parsers.base import Block, ParsedDocument, ParseLimits, Progress
 from kbagent.knowledge.parsers.text_joining import is_usable_text
 
-# Fewer visible characters than this on a page that has content means a scan (or a stamp-only text layer).
+# Fewer visible characters than this on a page with an image means a scan (or a stamp-only text layer).
 _MIN_TEXT_CHARS = 20
 # Rendered page's longer side for OCR: the OCR engine scales anything larger down to 2000 px anyway.
 _OCR_LONG_SIDE = 2000
@@ -75,7 +75,7 @@ def _parse_open(doc: pdfium.PdfDocument, name: str, limits: ParseLimits, progres
             heights.append(page.get_height())
             chars = _chars(page)
             visible = "".join(c.text for c in chars if not c.text.isspace())
-            if (len(visible) < _MIN_TEXT_CHARS or not is_usable_text(visible)) and _has_content(page):
+            if (len(visible) < _MIN_TEXT_CHARS or not is_usable_text(visible)) and _has_image(page):
                 ocr_blocks[index] = ocr.lines_to_blocks(ocr.recognize(_render(page, name, limits)), index + 1)
                 pages.append([])
                 what = f"OCR {name} page {index + 1}/{total}"
@@ -145,8 +145,12 @@ def _chars(page: pdfium.PdfPage) -> list[pdf_layout.Char]:
         textpage.close()
 
 
-def _has_content(page: pdfium.PdfPage) -> bool:
-    return int(pdfium_c.FPDFPage_CountObjects(page)) > 0
+def _has_image(page: pdfium.PdfPage) -> bool:
+    # Only a page carrying a picture can be a scan; a nearly blank page (a chapter end with just its page
+    # number) is not worth a second of OCR.
+    for _ in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=4):
+        return True
+    return False
 
 
 def _render(page: pdfium.PdfPage, name: str, limits: ParseLimits) -> Image.Image:
