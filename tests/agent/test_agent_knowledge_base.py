@@ -88,7 +88,7 @@ def test_ask_cli_offline_json_and_stream(
 
 async def test_a_long_question_is_searched_by_its_head(handbook: KnowledgeBase, settings: Settings) -> None:
     question = (
-        "病假有多少天？" + "请详细说明相关规定和例外情况。" * 200
+        "病假有多少天？" + "请详细说明相关规定和例外情况。" * 150
     )  # within agent.question_tokens, over 2000 chars
     assert len(question) > settings.search.max_query_chars
     agent = Agent(settings.agent, OfflineReasoner(), [KnowledgeRetriever(handbook, ["handbook"], mode="keyword")])
