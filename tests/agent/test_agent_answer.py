@@ -169,3 +169,19 @@ async def test_stream_end_usage_is_counted() -> None:
 
     result = await Agent(agent_settings(), LLMReasoner(Counting()), [KeywordRetriever(HANDBOOK)]).ask("年假有多少天")
     assert result.usage == {"input_tokens": 300, "output_tokens": 30, "calls": 2}
+
+
+async def test_a_consumer_may_stop_reading_mid_answer() -> None:
+    import gc
+
+    model = ScriptedModel([SUFFICIENT, "年假10天 [1]。" * 50])
+    agent = Agent(agent_settings(), LLMReasoner(model), [KeywordRetriever(HANDBOOK)])
+    stream = agent.run("年假有多少天")
+    async for event in stream:
+        if event.kind == "answer_delta":
+            break  # a client that disconnects after the first chunk
+    await stream.aclose()
+    del stream
+    gc.collect()
+    # the agent keeps working for the next question
+    assert (await Agent(agent_settings(), OfflineReasoner(), [KeywordRetriever(HANDBOOK)]).ask("年假")).answer

@@ -37,7 +37,12 @@ def metered() -> Iterator[UsageMeter]:
     try:
         yield meter
     finally:
-        _current.reset(token)
+        try:
+            _current.reset(token)
+        except ValueError:
+            # An abandoned answer stream is finalized by the event loop in another context; the meter there
+            # was never set, so there is nothing to undo.
+            pass
 
 
 def record_usage(input_tokens: int, output_tokens: int) -> None:
