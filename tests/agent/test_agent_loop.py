@@ -263,3 +263,11 @@ async def test_evidence_is_ranked_round_by_round() -> None:
     assert order[:2] == ["a0", "a1"]  # the question's own best matches lead
     # then position by position across rounds: round 1's third, round 2's first, round 1's fourth, ...
     assert order == ["a0", "a1", "a2", "b0", "a3", "b1", "a4"]
+
+
+async def test_decide_final_before_any_search_is_not_sufficient() -> None:
+    model = ScriptedModel([decide("FINAL", reason="I already know this")])
+    result = await make_agent(model, KeywordRetriever(HANDBOOK)).ask("年假有多少天", strategy="decide")
+    assert result.stop_reason == "no_followup_query" and result.rounds_used == 0
+    assert "没有找到" in result.answer  # own knowledge is not evidence: nothing was found, so nothing is claimed
+    assert model.calls == 1  # no model answer without evidence
