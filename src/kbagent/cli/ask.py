@@ -81,7 +81,10 @@ def ask(
         ),
     ] = False,
 ) -> None:
-    """Answer QUESTION from the datasets, citing paragraphs as [n]. Runs offline when no model is configured."""
+    """Answer QUESTION from the datasets, citing each paragraph by its number in square brackets.
+
+    Runs offline (extractive) when no language model is configured.
+    """
     from kbagent.agent import Agent, AnswerDelta, DoneEvent, KnowledgeRetriever, StatusEvent
     from kbagent.llm.factory import build_chat_model
     from kbagent.reasoning import build_reasoner
