@@ -10,7 +10,8 @@ folder is there, otherwise the sample handbook repeated. For each language it pr
   word split and lower-casing);
 - ``analyze``: what kbagent stores and queries with (NFKC, search-mode segmentation, stemming, numbers,
   stopwords), with its ratio to the baseline;
-- ``chunk_document`` at 400 tokens on the same text in paragraphs, for scale.
+- ``chunk_document`` at 400 tokens on the same text in paragraphs, and as one single block (a file with no
+  blank lines), for scale.
 
 jieba's one-off dictionary load is timed separately and excluded from the rates.
 """
@@ -117,7 +118,12 @@ def main() -> None:
         label = "jieba.lcut" if lang == "zh" else "regex split + lower"
         print(f"  {'baseline (' + label + ')':34} {base:12,.0f} chars/s")
         print(f"  {'analyze':34} {ours:12,.0f} chars/s  ({ours / base:.2f}x baseline)")
+        # One huge paragraph (a file with no blank lines): sentence splitting must stay linear in its length.
+        one_block = rate(
+            lambda ts: chunk_document(ParsedDocument("txt", [Block("\n".join(ts))]), 400, 40), texts, args.repeat
+        )
         print(f"  {'chunk_document (400 tokens)':34} {chunking:12,.0f} chars/s")
+        print(f"  {'  the same as a single block':34} {one_block:12,.0f} chars/s")
 
 
 if __name__ == "__main__":

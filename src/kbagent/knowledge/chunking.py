@@ -68,7 +68,7 @@ def _sentence_spans(text: str) -> list[str]:
 
 
 def _is_latin_end(text: str, dot: int, after: int) -> bool:
-    word = _WORD_BEFORE.search(text, 0, dot)
+    word = _WORD_BEFORE.search(text, max(0, dot - 40), dot)  # a bounded look-back keeps splitting linear
     if word is None:
         return True
     token = word.group(1).lstrip("\"'“‘(（[")
@@ -220,7 +220,8 @@ def _runs(blocks: list[Block]) -> list[_Run]:
 def _heading_is_empty(blocks: list[Block], i: int, level: int) -> bool:
     # A heading has no body if the next non-blank block is a heading of the same or a higher level (or none):
     # nothing would carry it in its title path, so its words would be lost to search.
-    for block in blocks[i + 1 :]:
+    for j in range(i + 1, len(blocks)):
+        block = blocks[j]
         if not block.text.strip():
             continue
         return block.kind == "heading" and max(block.level, 1) <= level
@@ -290,16 +291,16 @@ def _enforce_target(chunks: list[list[_Unit]], target: int) -> list[list[_Unit]]
     that sum; this keeps the guarantee even where it is not (a join can create a costlier pattern).
     """
     out: list[list[_Unit]] = []
-    pending = list(chunks)
-    while pending:
-        units = pending.pop(0)
-        spill: list[_Unit] = []
-        while len(units) > 1 and estimate_tokens(_join(units).strip()) > target:
-            spill.insert(0, units.pop())
-        out.append(units)
-        if spill:
-            spill[0] = _Unit(spill[0].text, spill[0].tokens, True)  # it now opens a chunk of its own
-            pending.insert(0, spill)
+    for chunk in chunks:
+        units: list[_Unit] = list(chunk)
+        while units:
+            spill: list[_Unit] = []
+            while len(units) > 1 and estimate_tokens(_join(units).strip()) > target:
+                spill.insert(0, units.pop())
+            out.append(units)
+            if spill:
+                spill[0] = _Unit(spill[0].text, spill[0].tokens, True)  # it now opens a chunk of its own
+            units = spill
     return out
 
 
