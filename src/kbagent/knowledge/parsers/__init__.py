@@ -160,7 +160,7 @@ def _refine_container(fmt: str, data: bytes, name: str) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+    except Exception:  # zipfile raises a zoo of types on a damaged directory (even NotImplementedError)
         return "zip"  # the zip parser reports the damage
     if "[Content_Types].xml" in names:
         for prefix, office in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
