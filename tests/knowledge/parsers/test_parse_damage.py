@@ -64,3 +64,13 @@ def test_zip_with_unknown_version_is_a_document_error(limits: ParseLimits) -> No
     assert detect_format(bytes(data), "v.zip") == "zip"
     with pytest.raises(DocumentError, match="v.zip"):
         parse_document(bytes(data), "v.zip", limits)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP", "TIFF"])
+def test_truncated_images_give_document_errors(fmt: str, cjk_font: Path, limits: ParseLimits) -> None:
+    from parser_fixtures import encode, text_image
+
+    data = encode(text_image(cjk_font, ["截断 truncated"], width=300, size=20), fmt)
+    for fraction in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95):
+        with pytest.raises(DocumentError, match="cut.img"):
+            parse_document(data[: int(len(data) * fraction)], "cut.img", limits)

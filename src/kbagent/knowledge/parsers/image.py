@@ -27,8 +27,9 @@ def parse_image(data: bytes, name: str, limits: ParseLimits, progress: Progress 
     """
     try:
         with warnings.catch_warnings():
-            # Our own pixel check below decides; Pillow's bomb warning would only duplicate it.
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            # Our own pixel check decides on size, and a damaged file's "Truncated File Read"/"Corrupt EXIF"
+            # warnings tell the user nothing the errors below do not.
+            warnings.simplefilter("ignore")
             image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as exc:
         # Pillow refuses, at open, canvases over twice its own MAX_IMAGE_PIXELS; its message has the size.
@@ -39,15 +40,23 @@ def parse_image(data: bytes, name: str, limits: ParseLimits, progress: Progress 
     fmt = FORMATS.get(image.format or "")
     if fmt is None:
         raise DocumentError(f"{name}: image format {image.format} is not supported (PNG, JPEG, WebP, TIFF are)")
-    frames = int(getattr(image, "n_frames", 1) or 1)
-    if fmt != "tiff":
-        frames = 1  # an animated WebP is one picture; its later frames repeat it
+    frames = 1  # an animated WebP is one picture; its later frames repeat it
+    if fmt == "tiff":
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                frames = int(getattr(image, "n_frames", 1) or 1)
+        except (OSError, ValueError, SyntaxError, EOFError) as exc:
+            raise DocumentError(f"{name}: TIFF page directory is corrupt ({exc})") from exc
     if frames > limits.max_pages:
         raise DocumentError(f"{name}: {frames} frames, over the limit of {limits.max_pages} pages (max_pages)")
     blocks: list[Block] = []
     for index in range(frames):
         if frames > 1:
-            image.seek(index)
+            try:
+                image.seek(index)
+            except (OSError, ValueError, SyntaxError, EOFError) as exc:
+                raise DocumentError(f"{name}: image data is corrupt at page {index + 1} ({exc})") from exc
         page = index + 1 if frames > 1 else None
         frame = decode_frame(image, name, limits, index + 1)
         blocks.extend(ocr.lines_to_blocks(ocr.recognize(frame), page))
@@ -63,7 +72,7 @@ def decode_frame(image: Image.Image, name: str, limits: ParseLimits, page: int) 
         raise _over_limit(name, f"{width} x {height} pixels", limits)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            warnings.simplefilter("ignore")  # as at open: size is checked above, damage raises below
             image.load()
             return image.convert("RGB")
     except Image.DecompressionBombError as exc:
