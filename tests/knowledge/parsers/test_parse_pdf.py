@@ -113,3 +113,28 @@ def test_nearly_blank_page_without_a_picture_is_not_ocred(cjk_font: Path, limits
         (1, "正文在第一页。This page has the only paragraph of the file."),
         (2, "（本页无正文）"),
     ]
+
+
+def test_contents_leaders_section_numbers_and_roman_folios(cjk_font: Path, limits: ParseLimits) -> None:
+    from parser_fixtures import new_pdf
+
+    pdf = new_pdf(cjk_font)
+    pdf.add_page()
+    pdf.set_font("cjk", size=11)
+    for y, text in (
+        (20, "1 Scope " + ". " * 30 + "1"),
+        (27, "2.1 Terms and definitions " + ". " * 20 + "2"),
+        (40, "1. Submit the form."),
+        (47, "2. Wait for approval."),
+    ):
+        pdf.set_xy(10, y)
+        pdf.cell(text=text)
+    pdf.set_xy(100, 287)
+    pdf.cell(text="ii")
+    doc = parse_document(bytes(pdf.output()), "front.pdf", limits)
+    assert [(b.kind, b.text) for b in doc.blocks] == [
+        ("paragraph", "1 Scope … 1"),  # dot leaders shrunk to one ellipsis
+        ("paragraph", "2.1 Terms and definitions … 2"),  # a section number, not a list item
+        ("list", "1. Submit the form."),
+        ("list", "2. Wait for approval."),
+    ]  # and the roman folio "ii" at the foot of the page is gone

@@ -27,10 +27,13 @@ from kbagent.knowledge.parsers.base import Block, BlockKind
 from kbagent.knowledge.parsers.markdown_table import to_markdown_table
 from kbagent.knowledge.parsers.text_joining import join_lines
 
-_BULLET = re.compile(r"^\s*([•●▪◦·‣∙\-–*]|\(?\d{1,2}[.)、]|[（(][一二三四五六七八九十]+[）)])\s*")
+# "1." or "2)" starts a list item, "2.1 Scope" (a section number) does not.
+_BULLET = re.compile(r"^\s*([•●▪◦·‣∙\-–*]|\(?\d{1,2}[.)、](?!\d)|[（(][一二三四五六七八九十]+[）)])\s*")
+_DOT_LEADER = re.compile(r"(?:\s*\.){4,}\s*")
 _PAGE_NUMBER = re.compile(
     r"^\s*(?:[-–—]\s*)?(?:第\s*)?\d+(?:\s*页)?(?:\s*/\s*(?:共\s*)?\d+\s*页?)?(?:\s*[-–—])?\s*$"
-    r"|^\s*page\s+\d+(\s+of\s+\d+)?\s*$",
+    r"|^\s*page\s+\d+(\s+of\s+\d+)?\s*$"
+    r"|^\s*[ivxlc]{1,7}\s*$",  # roman numbers of front matter
     re.IGNORECASE,
 )
 _SENTENCE_END = '。！？；.!?;:：”"'
@@ -57,7 +60,12 @@ class Line:
 
     @cached_property
     def text(self) -> str:
-        return "".join(c.text for c in self.chars).strip()
+        # Dot leaders of a table of contents ("Scope . . . . . 12") shrink to one ellipsis.
+        return _DOT_LEADER.sub(" … ", "".join(c.text for c in self.chars)).strip()
+
+    @cached_property
+    def is_toc_entry(self) -> bool:
+        return bool(_DOT_LEADER.search("".join(c.text for c in self.chars)))
 
     @cached_property
     def left(self) -> float:
@@ -125,7 +133,7 @@ def _segments(line: Line) -> list[tuple[str, float, float]]:
 
 def _segment(chars: list[Char]) -> tuple[str, float, float]:
     visible = [c for c in chars if not c.text.isspace()]
-    text = "".join(c.text for c in chars).strip()
+    text = _DOT_LEADER.sub(" … ", "".join(c.text for c in chars)).strip()
     if not visible:
         return ("", 0.0, 0.0)
     return (text, min(c.left for c in visible), max(c.right for c in visible))
@@ -204,7 +212,7 @@ def page_blocks(
         line = lines[i]
         key = normalize_title(line.text)
         size_key = round(line.size * 2) / 2
-        if key in outline_levels or (size_key in levels and len(line.text) <= 80):
+        if key in outline_levels or (size_key in levels and len(line.text) <= 80 and not line.is_toc_entry):
             flush()
             level = outline_levels.get(key) or levels[size_key]
             texts = [line.text]
@@ -213,6 +221,7 @@ def page_blocks(
                 i + 1 < len(lines)
                 and key not in outline_levels
                 and round(lines[i + 1].size * 2) / 2 == size_key
+                and not lines[i + 1].is_toc_entry
                 and len(texts) < 3
             ):
                 i += 1
