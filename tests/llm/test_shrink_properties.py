@@ -25,8 +25,9 @@ from kbagent.llm import (
     estimate_request_tokens,
 )
 from kbagent.llm.budget import estimate_messages_tokens
-from kbagent.llm.shrink import fit_messages, minimal_messages, shrink_request
+from kbagent.llm.shrink import TRUNCATION_MARKER, fit_messages, minimal_messages, shrink_request, truncate_inside
 from kbagent.settings import LLMSettings
+from kbagent.tokens import estimate_tokens
 
 FIXED = settings(max_examples=80, derandomize=True, deadline=None)
 
@@ -137,3 +138,29 @@ def test_shrink_request_keeps_every_constraint(history: tuple[Message, ...], bud
     shrunk = shrink_request(request, budget)
     assert (shrunk.response_format, shrunk.max_output_tokens, shrunk.thinking) == ("json_object", 77, False)
     assert estimate_request_tokens(shrunk) <= budget
+
+
+_numbers_and_words = st.lists(
+    st.one_of(_words, st.integers(0, 10**6).map(str), st.sampled_from(["  ", "\n", "-", "。", "👍🏽"])), max_size=300
+).map(lambda parts: "".join(p + (" " if i % 3 else "") for i, p in enumerate(parts)))
+
+
+@FIXED
+@given(text=_numbers_and_words, budget=st.integers(1, 400))
+def test_truncate_inside_always_fits_and_keeps_both_ends(text: str, budget: int) -> None:
+    # Regression: the estimate is not additive across cut points (words, a space before a number); a cut that came
+    # out one token over its budget once made the pinned-message loop spin forever.
+    cut = truncate_inside(text, budget)
+    assert estimate_tokens(cut) <= budget
+    if cut != text and TRUNCATION_MARKER in cut:
+        head, tail = cut.split(TRUNCATION_MARKER)
+        assert text.startswith(head) and text.endswith(tail)
+
+
+def test_guard_on_one_long_message_terminates_for_small_windows() -> None:
+    text = " ".join(f"Paragraph {i}: the staff handbook says employees accrue leave every month." for i in range(120))
+    request = ChatRequest(messages=(SystemMessage("You are a helpful assistant."), UserMessage(text + "\nQ: leave?")))
+    for window in (480, 200, 100):
+        inner = ScriptedModel(lambda messages, info: "ok", context_window=window)
+        result = asyncio.run(GuardedModel(inner, ModelLimits(None, 32), LLMSettings()).complete(request))
+        assert result.text == "ok" and estimate_request_tokens(inner.requests[-1]) <= window

@@ -30,16 +30,27 @@ def truncate_inside(text: str, budget: int) -> str:
     if room <= 0:
         return truncate_to_tokens(text, budget)
     head = truncate_to_tokens(text, room * 6 // 10)
-    tail_budget = room - estimate_tokens(head)
-    tail = _suffix_to_tokens(text[len(head) :], tail_budget)
-    return head + TRUNCATION_MARKER + tail
+    tail = _suffix_to_tokens(text[len(head) :], room - estimate_tokens(head))
+    result = head + TRUNCATION_MARKER + tail
+    # The estimate is not exactly additive across the cut points; give back from the tail until it fits.
+    while tail and estimate_tokens(result) > budget:
+        tail = tail[max(1, len(tail) // 10) :]
+        result = head + TRUNCATION_MARKER + tail
+    return result if estimate_tokens(result) <= budget else truncate_to_tokens(text, budget)
 
 
 def _suffix_to_tokens(text: str, budget: int) -> str:
+    """The longest suffix of ``text`` whose estimate fits ``budget`` (binary search on the start)."""
     if budget <= 0:
         return ""
-    reversed_prefix = truncate_to_tokens(text[::-1], budget)
-    return reversed_prefix[::-1]
+    lo, hi = 0, len(text)  # answer: smallest start with estimate(text[start:]) <= budget
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if estimate_tokens(text[mid:]) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return text[lo:]
 
 
 def _with_content(message: Message, content: str) -> Message:
@@ -96,8 +107,11 @@ def _fit_pinned(messages: Sequence[Message], indices: list[int], budget: int) ->
         content_budget = max(MIN_PIECE_TOKENS, cost[i] - MESSAGE_OVERHEAD - excess)
         if content_budget >= estimate_tokens(kept[i].content):
             break  # every pinned message is at its floor: this is the smallest request there is
-        kept[i] = _with_content(kept[i], truncate_inside(kept[i].content, content_budget))
-        cost[i] = estimate_message_tokens(kept[i])
+        cut = _with_content(kept[i], truncate_inside(kept[i].content, content_budget))
+        if estimate_message_tokens(cut) >= cost[i]:
+            break  # no progress possible: stop rather than loop
+        kept[i] = cut
+        cost[i] = estimate_message_tokens(cut)
     return kept
 
 
