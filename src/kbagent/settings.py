@@ -118,8 +118,10 @@ class ProviderProfile(_Section):
         "none",
         description=(
             "How this provider switches thinking off for auxiliary calls: `thinking_type` sends "
-            '`thinking: {"type": "disabled"}`, `enable_thinking` sends `enable_thinking: false`, '
-            "`reasoning_effort` sends the lowest effort, `none` sends nothing."
+            '`thinking: {"type": "disabled"}` (DeepSeek, GLM, Doubao, MiniMax, Kimi), `enable_thinking` sends '
+            "`enable_thinking: false` (DashScope/Qwen, SiliconFlow), `chat_template` sends "
+            "`chat_template_kwargs: {enable_thinking: false}` (vLLM, SGLang, llama.cpp), `reasoning_effort` sends "
+            "`reasoning_effort: low` (OpenAI, Gemini), `none` sends nothing."
         ),
     )
     structured_output: Literal["json_schema", "json_object", "prompt"] = Field(
