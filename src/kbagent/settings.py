@@ -47,6 +47,18 @@ class IngestSettings(_Section):
         le=4096,
         description="Paragraphs smaller than this are merged with their neighbour (same title path).",
     )
+    max_pages: int = Field(2000, ge=1, le=100_000, description="Most pages read from one PDF.")
+    max_image_pixels: int = Field(
+        50_000_000, ge=10_000, le=1_000_000_000, description="Largest image (width x height) decoded for OCR."
+    )
+    max_rows: int = Field(200_000, ge=1, le=10_000_000, description="Most non-empty rows read from one spreadsheet.")
+    max_archive_members: int = Field(1000, ge=1, le=100_000, description="Most members read from one ZIP archive.")
+    max_archive_mb: float = Field(
+        500.0, gt=0, le=65536, description="Most bytes, in MB, inflated from one ZIP archive (all members together)."
+    )
+    max_archive_ratio: float = Field(
+        100.0, ge=1, le=100_000, description="Highest compression ratio accepted for a large ZIP member (zip bombs)."
+    )
 
 
 class EmbeddingSettings(_Section):

@@ -25,6 +25,7 @@ from kbagent.knowledge.chunking import Chunk, chunk_document
 from kbagent.knowledge.embeddings import EmbeddingProvider, cached_passage_vectors
 from kbagent.knowledge.parsers import parse_document
 from kbagent.knowledge.parsers.base import ParsedDocument, ParseLimits
+from kbagent.knowledge.parsers.base import Progress as ParserProgress
 from kbagent.knowledge.records import IngestFailure, IngestReport, Progress, SourceDocument
 from kbagent.settings import Settings
 from kbagent.storage import Database
@@ -111,8 +112,10 @@ class Ingestion:
         dataset_id: int,
         dataset_name: str,
         progress: Progress | None = None,
+        password: str | None = None,
     ) -> None:
         self.db = db
+        self.password = password
         self.settings = settings
         self.embedder = embedder
         self.dataset_id = dataset_id
@@ -212,7 +215,7 @@ class Ingestion:
         if self._skip_unchanged(source, digest):
             return
         try:
-            parsed = parse_document(data, name, ParseLimits(max_bytes=max_bytes))
+            parsed = parse_document(data, name, self._limits(max_bytes), self._parser_progress(name))
         except KbagentError as exc:
             self._fail(source, exc.message)
             return
@@ -220,6 +223,30 @@ class Ingestion:
             self._fail(source, f"{name}: could not be parsed ({type(exc).__name__}: {exc})")
             return
         self._add(source, name, digest, len(data), parsed)
+
+    def _limits(self, max_bytes: int) -> ParseLimits:
+        ingest = self.settings.ingest
+        return ParseLimits(
+            max_bytes=max_bytes,
+            max_pages=ingest.max_pages,
+            max_image_pixels=ingest.max_image_pixels,
+            max_rows=ingest.max_rows,
+            max_archive_members=ingest.max_archive_members,
+            max_archive_bytes=int(ingest.max_archive_mb * 1024 * 1024),
+            max_archive_ratio=ingest.max_archive_ratio,
+            password=self.password,
+        )
+
+    def _parser_progress(self, name: str) -> ParserProgress | None:
+        """Slow parsers (PDF pages, OCR) report inside one file; the file counter stays where it is."""
+        if self.progress is None:
+            return None
+        report = self.progress
+
+        def forward(done: int, total: int, what: str) -> None:
+            report(self._done, self._total, f"{name}: {what} {done}/{total}")
+
+        return forward
 
     def _prepare_parsed(self, doc: SourceDocument) -> None:
         digest = parsed_hash(doc.parsed)

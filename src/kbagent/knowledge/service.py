@@ -107,15 +107,21 @@ class KnowledgeBase:
     # -- ingestion ----------------------------------------------------------------------------------
 
     def ingest_paths(
-        self, dataset: str, paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None
+        self,
+        dataset: str,
+        paths: Iterable[str | os.PathLike[str]],
+        progress: Progress | None = None,
+        password: str | None = None,
     ) -> IngestReport:
         """Ingest files and folders (walked recursively). Unchanged files are skipped by content hash; a
         changed file replaces its paragraphs; a file that fails is listed in ``report.failures`` with its
-        reason and the others carry on. ``progress(done_files, total_files, source)``."""
+        reason and the others carry on. ``progress(done_files, total_files, what)`` is also called inside
+        slow files (PDF pages, OCR) without advancing the file count. ``password`` opens encrypted PDFs."""
         if isinstance(paths, str | os.PathLike):  # one path, not an iterable of its characters
             paths = [paths]
         row = self._checked_dataset(dataset)
-        return Ingestion(self.db, self.settings, self.embedder, row.id, row.name, progress).run_paths(paths)
+        ingestion = Ingestion(self.db, self.settings, self.embedder, row.id, row.name, progress, password)
+        return ingestion.run_paths(paths)
 
     def ingest_documents(
         self,

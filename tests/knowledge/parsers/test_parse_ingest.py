@@ -34,3 +34,17 @@ def test_folder_with_bad_files_carries_on(kb: KnowledgeBase, tmp_path: Path, cjk
     assert page.document_name == "policy.pdf"
     assert page.page == 2 and not page.ocr
     assert page.title_path[-1] == "1.1 报销范围"
+
+
+def test_password_opens_encrypted_pdf_and_pages_report_progress(
+    kb: KnowledgeBase, tmp_path: Path, cjk_font: Path
+) -> None:
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(text_pdf(cjk_font, password="pw"))
+    kb.create_dataset("secret")
+    seen: list[str] = []
+    report = kb.ingest_paths("secret", [locked], progress=lambda done, total, what: seen.append(what), password="pw")
+    assert report.failures == [] and report.added == 1
+    assert kb.search(["secret"], "报销 三十日", top_k=1, mode="keyword")[0].page == 2
+    # The parser's page steps reach the caller's progress callback, named after the file.
+    assert any(what.startswith("locked.pdf: ") for what in seen), seen
