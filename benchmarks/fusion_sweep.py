@@ -3,8 +3,10 @@
     python benchmarks/fusion_sweep.py ../shared/eval/scifact:train ../shared/eval/scifact:test \
         ../shared/eval/rgb/zh_refine_retrieval:test
 
-Each argument is FOLDER[:SPLIT]. The index comes from the same cache as ``kbagent eval retrieval`` (under
-``data_dir/eval-cache``), so a folder already evaluated costs no embedding. Prints nDCG@10, Recall@10,
+Each argument is FOLDER[:SPLIT[:MAX_PASSAGES]]; MAX_PASSAGES indexes only the first passages and scores
+only the queries whose relevant passages are all among them (``--max-passages`` of the CLI). The index
+comes from the same cache as ``kbagent eval retrieval`` (under ``data_dir/eval-cache``), so a folder
+already evaluated costs no embedding. Prints nDCG@10, Recall@10,
 Recall@100 and MRR@10 for keyword, vector, and hybrid with RRF (k = 10, 60) and weighted fusion
 (keyword_weight 0.2 .. 0.7), plus the best single mode for comparison.
 """
@@ -38,13 +40,16 @@ def label(fusion: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folders", nargs="+", help="FOLDER[:SPLIT] (split default: test)")
+    parser.add_argument("folders", nargs="+", help="FOLDER[:SPLIT[:MAX_PASSAGES]] (split default: test)")
     parser.add_argument("--json", action="store_true", help="also print one JSON line per measurement")
     args = parser.parse_args()
     settings = load_settings()
     for spec in args.folders:
-        folder, _, split = spec.partition(":")
+        folder, _, rest = spec.partition(":")
+        split, _, max_passages = rest.partition(":")
         data = load_beir(Path(folder), split or "test")
+        if max_passages:
+            data = data.corpus_prefix(int(max_passages))
         index = prepare_index(data, settings, with_vectors=True)
         print(f"\n{folder} [{data.split}] {len(data.queries)} queries, {index.documents} passages", flush=True)
         print(f"{'setting':<20} {'nDCG@10':>8} {'R@10':>8} {'R@100':>8} {'MRR@10':>8} {'p50 ms':>8}")

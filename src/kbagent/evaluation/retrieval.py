@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kbagent.errors import KbagentError, RunError
+from kbagent.errors import Conflict, KbagentError, RunError
 from kbagent.evaluation.beir import BeirDataset, CorpusDoc
 from kbagent.evaluation.metrics import mean_metrics
 from kbagent.knowledge.embeddings import EmbeddingProvider
@@ -222,8 +222,10 @@ def prepare_index(
     db = open_database(eval_settings.database.url)
     kb = KnowledgeBase(db, eval_settings, timed)
     built = 0.0
+    lock = None
     try:
         if not marker.is_file():
+            lock = _build_lock(path)
             start = time.perf_counter()
             if DATASET not in {info.name for info in kb.list_datasets()}:
                 kb.create_dataset(DATASET)
@@ -243,6 +245,9 @@ def prepare_index(
     except BaseException:
         db.close()
         raise
+    finally:
+        if lock is not None:
+            lock.close()
     return PreparedIndex(
         kb=kb,
         db=db,
@@ -299,6 +304,21 @@ def reuse_vectors(data: BeirDataset, settings: Settings, embedder: EmbeddingProv
             wanted -= set(vectors)
             found += len(vectors)
     return found
+
+
+def _build_lock(path: Path) -> Any:
+    """Held while an index is built: two processes ingesting the same cache file would clash."""
+    import fcntl
+
+    handle = path.with_suffix(".lock").open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise Conflict(
+            f"another kbagent eval is building the index {path} right now; wait for it to finish and run again"
+        ) from None
+    return handle
 
 
 def search_depth(index: PreparedIndex, settings: Settings) -> int:
