@@ -122,12 +122,12 @@ def test_reembed_after_changing_model(run, docs: Path) -> None:  # type: ignore[
 
 @pytest.mark.slow
 def test_demo_loads_the_handbook_and_answers_piped_queries(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("demo", input="年假有几天\nhow do I claim travel expenses\n\n")
+    result = run("demo", "--search", input="年假有几天\nhow do I claim travel expenses\n\n")
     assert result.exit_code == 0, result.output
     assert "dataset handbook: 6 added" in result.output
     assert result.output.count("search> ") == 2
     assert "1. handbook › " in result.output
-    again = run("demo", input="quit\n")
+    again = run("demo", "--search", input="quit\n")
     assert "6 unchanged" in again.output and "search> " not in again.output
 
 
@@ -140,7 +140,7 @@ def test_demo_drops_copies_loaded_from_an_old_install_location(run, tmp_path: Pa
     (old_install / "leave-policy-zh.md").write_bytes((handbook_dir() / "leave-policy-zh.md").read_bytes())
     run("dataset", "create", "handbook")
     run("ingest", str(old_install), "--dataset", "handbook")
-    run("demo", input="\n")
+    run("demo", "--search", input="\n")
     sources = [d["source"] for d in json.loads(run("document", "list", "-d", "handbook", "--json").output)]
     assert len(sources) == 6
     assert all(Path(s).is_relative_to(handbook_dir().resolve()) for s in sources)
@@ -158,3 +158,13 @@ def test_errors_reach_the_user_as_one_line_and_exit_code(tmp_path: Path) -> None
     )
     assert done.returncode == 2
     assert "error: dataset 'nope' does not exist" in done.stderr
+
+
+@pytest.mark.slow
+def test_demo_answers_questions_with_citations_by_default(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("demo", input="年假有几天？\nWhat is the taxi limit per day?\n")
+    assert result.exit_code == 0, result.output
+    assert "dataset handbook: 6 added" in result.output
+    # Offline (no model configured): extractive answers, each citing handbook paragraphs by number.
+    assert "[1] leave-policy-zh.md" in result.output
+    assert "200 CNY" in result.output and "travel-policy.html" in result.output

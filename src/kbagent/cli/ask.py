@@ -86,7 +86,6 @@ def ask(
     Runs offline (extractive) when no language model is configured.
     """
     from kbagent.agent import Agent, AnswerDelta, DoneEvent, KnowledgeRetriever, StatusEvent
-    from kbagent.llm.factory import build_chat_model
     from kbagent.reasoning import build_reasoner
 
     app = app_context(ctx)
@@ -96,7 +95,7 @@ def ask(
     kb = open_knowledge_base(ctx)
     for name in dataset:
         kb.get_dataset(name)  # NotFound names an unknown dataset before any work starts
-    reasoner = build_reasoner(build_chat_model(settings), settings.agent.queries_per_round)
+    reasoner = build_reasoner(app.chat_model, settings.agent.queries_per_round)
     agent = Agent(settings.agent, reasoner, [KnowledgeRetriever(kb, dataset)])
     if reasoner.name == "offline" and not as_json:
         app.err.print("[dim]no language model configured (llm.provider): answering offline, by extraction[/]")
@@ -120,7 +119,13 @@ def ask(
                 return event.result
         raise AssertionError("the agent always ends with a DoneEvent")
 
-    result = asyncio.run(run())
+    async def run_and_close() -> AgentResult:
+        try:
+            return await run()
+        finally:
+            await app.aclose_chat_model()
+
+    result = asyncio.run(run_and_close())
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
         return

@@ -55,7 +55,6 @@ def build_chat(ctx: typer.Context, datasets: list[str]) -> tuple[ChatService, An
     from kbagent.agent import Agent, KnowledgeRetriever
     from kbagent.knowledge.embeddings import build_embedder
     from kbagent.knowledge.service import KnowledgeBase
-    from kbagent.llm.factory import build_chat_model
     from kbagent.reasoning import build_reasoner
 
     app = app_context(ctx)
@@ -66,7 +65,7 @@ def build_chat(ctx: typer.Context, datasets: list[str]) -> tuple[ChatService, An
     kb = KnowledgeBase(db, settings, embedder)
     for name in datasets:
         kb.get_dataset(name)  # NotFound with the name, before any question is asked
-    reasoner = build_reasoner(build_chat_model(settings), settings.agent.queries_per_round)
+    reasoner = build_reasoner(app.chat_model, settings.agent.queries_per_round)
     agent = Agent(settings.agent, reasoner, [KnowledgeRetriever(kb, datasets)])
     return ChatService(db, settings, reasoner, embedder=embedder), agent_answerer(agent)
 
@@ -89,7 +88,14 @@ def chat(
         view = service.session(session)
         session_id = view.id
         app.err.print(f"session [bold]{session_id}[/] ({view.records} turns so far)", highlight=False)
-    asyncio.run(_converse(service, answerer, session_id, app.console, app.err, _questions()))
+
+    async def converse() -> None:
+        try:
+            await _converse(service, answerer, session_id, app.console, app.err, _questions())
+        finally:
+            await app.aclose_chat_model()
+
+    asyncio.run(converse())
 
 
 def _questions() -> Callable[[], str | None]:

@@ -1,4 +1,4 @@
-"""``kbagent demo`` (what ``make run`` starts): load the sample handbook, then search it interactively."""
+"""``kbagent demo`` (what ``make run`` starts): load the sample handbook, then ask it questions (or search it)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,18 @@ QUIT = {"quit", "exit", "q", ":q"}
 
 def demo(
     ctx: typer.Context,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Results shown per query.")] = 3,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Results shown per query (with --search).")] = 3,
+    search_only: Annotated[
+        bool, typer.Option("--search", help="Only search: show the best paragraphs instead of asking the agent.")
+    ] = False,
 ) -> None:
-    """Load the sample handbook and search it interactively (what `make run` starts).
+    """Load the sample handbook and talk with it (what `make run` starts).
 
-    Creates the "handbook" dataset from the bundled sample (unchanged files are skipped on later runs),
-    then reads queries and shows the best paragraphs. An empty line, "quit" or end of input exits; without
-    a terminal, queries are read line by line from standard input."""
+    Creates the "handbook" dataset from the bundled sample (unchanged files are skipped on later runs), then
+    starts a chat as `kbagent chat --dataset handbook` does: each question is answered by the retrieval agent
+    with citations (offline, by extraction, when no language model is configured), in a stored session. With
+    --search it shows the best paragraphs instead. "/exit" (chat), an empty line or "quit" (search) or the end
+    of input leaves; without a terminal, questions are read line by line from standard input."""
     from kbagent.sample import handbook_dir
 
     app = app_context(ctx)
@@ -42,6 +47,9 @@ def demo(
     for doc in kb.list_documents(DATASET):
         if not Path(doc.source).is_relative_to(current):
             kb.delete_document(DATASET, doc.id)
+    if not search_only:
+        _chat(ctx)
+        return
     interactive = sys.stdin.isatty()
     app.console.print(
         f"Search the {DATASET} dataset in Chinese or English (e.g. 年假有几天 / how do I file expenses). "
@@ -66,3 +74,14 @@ def demo(
             print_hits(app.console, kb.search([DATASET], query, top_k=top_k))
         except UserError as exc:  # a bad query should not end the session
             app.err.print(f"[red]error:[/] {escape(exc.message)}")
+
+
+def _chat(ctx: typer.Context) -> None:
+    from kbagent.cli.chat import chat
+
+    app = app_context(ctx)
+    app.console.print(
+        f"Ask the {DATASET} dataset in Chinese or English, e.g. 年假有几天？病假怎么请？ or "
+        "What is the taxi limit per day? Type /exit or end the input (Ctrl-D) to leave."
+    )
+    chat(ctx, dataset=[DATASET], session=None)

@@ -18,14 +18,13 @@ app = typer.Typer(help="Stored chat sessions: list them, show one, compact one, 
 
 
 def _service(ctx: typer.Context, *, summarizer: bool = False) -> ChatService:
-    from kbagent.llm.factory import build_chat_model
     from kbagent.reasoning import OfflineReasoner, build_reasoner
 
     context = app_context(ctx)
     db = context.db
     ctx.call_on_close(db.close)
     # Only compaction needs the model; listing and showing must work without one configured.
-    reasoner = build_reasoner(build_chat_model(context.settings)) if summarizer else OfflineReasoner()
+    reasoner = build_reasoner(context.chat_model) if summarizer else OfflineReasoner()
     return ChatService(db, context.settings, reasoner)
 
 
@@ -94,11 +93,14 @@ def compact(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="
 
     async def run() -> ConversationContext:
         result: ConversationContext | None = None
-        async for item in service.compact(session_id):
-            if isinstance(item, ConversationContext):
-                result = item
-            elif item.phase == "compacting":
-                err.print("Compacting context…")
+        try:
+            async for item in service.compact(session_id):
+                if isinstance(item, ConversationContext):
+                    result = item
+                elif item.phase == "compacting":
+                    err.print("Compacting context…")
+        finally:
+            await app_context(ctx).aclose_chat_model()
         assert result is not None
         return result
 
