@@ -12,20 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kbagent.agent.events import STOP_REASONS
 from kbagent.cli.app import app
 
 pytestmark = pytest.mark.llm_server
-
-STOP_REASONS = {
-    "sufficient",
-    "max_rounds",
-    "duplicate_query",
-    "no_new_evidence",
-    "evidence_budget",
-    "no_followup_query",
-    "no_datasets",
-    "assessment_error",
-}
 
 
 def test_ask_with_a_real_model_answers_within_the_contract(
