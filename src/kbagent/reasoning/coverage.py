@@ -1,8 +1,9 @@
 """Which parts of a question the evidence covers, and what to search next: the offline assessor's core.
 
 A part counts as covered when every one of its content terms occurs somewhere in the evidence and one paragraph
-holds at least three quarters of them (so scattered words from unrelated paragraphs do not pass). The check is
-lexical, never knowledge: the offline reasoner cannot know an answer it has not read.
+holds at least three quarters of them (so scattered words from unrelated paragraphs do not pass), and that same
+paragraph fills the part's answer-type slot (for "年假有几天", a number of days). The check is lexical, never
+knowledge: the offline reasoner cannot know an answer it has not read.
 
 A hop (a part split off at a relative clause, "the film that was shot in Leland") needs more: the words of
 "who directed the film" sit in the Leland paragraph too, yet the director is named elsewhere. So a hop part that
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from kbagent.reasoning.answer_slots import slot_satisfied
 from kbagent.reasoning.entities import bridge_entities, find_entities, question_anchors, useful_bridge
 from kbagent.reasoning.evidence import Evidence
 from kbagent.reasoning.question import QuestionPart
@@ -23,6 +25,9 @@ from kbagent.reasoning.terms import Term, TermIndex, query_key, terms
 BEST_PARAGRAPH_SHARE = 0.75
 # Words of the uncovered part kept beside a bridge name: enough to say what is asked about it.
 MAX_RESIDUAL_TERMS = 6
+# Share of shared content terms (intersection over union) above which a proposed query counts as already run:
+# "Titanic director born" after "Titanic director born date" finds nothing new.
+NEAR_DUPLICATE = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +38,17 @@ class PartCoverage:
     missing_terms: tuple[Term, ...]
     candidates: tuple[int, ...] = ()
     linked: bool = True
+    slot_filled: bool = True
+
+    @property
+    def words_found(self) -> bool:
+        """Every term found, most of them in one paragraph (the answer's type aside)."""
+        return not self.missing_terms and self.best_share >= BEST_PARAGRAPH_SHARE
 
     @property
     def lexical(self) -> bool:
-        """Every term found, most of them in one paragraph."""
-        return not self.missing_terms and self.best_share >= BEST_PARAGRAPH_SHARE
+        """Every term found, most of them in one paragraph that also holds a value of the type asked for."""
+        return self.words_found and self.slot_filled
 
     @property
     def covered(self) -> bool:
@@ -68,18 +79,25 @@ def cover(
         # A name the part mentions must appear whole: "Mark" and "King" in a paragraph about King Mark are not
         # "Mark King".
         phrases = [n.lower() for n in names if n in part.text]
-        best_share, best_index = 0.0, None
-        candidates: list[int] = []
+        shares: list[tuple[int, float, bool]] = []
         for i, index in enumerate(indexes):
             if phrases and lowered and not all(phrase in lowered[i] for phrase in phrases):
                 continue
-            share = index.coverage(part.terms)
-            if share >= BEST_PARAGRAPH_SHARE:
-                candidates.append(i)
+            # A paragraph with the words but no value of the asked type ("年假以半天为最小单位" for "how many
+            # days") is still the best lead to search from, but only one holding such a value covers the part.
+            shares.append((i, index.coverage(part.terms), slot_satisfied(part.slot, index.text, part.terms)))
+        candidates = [i for i, share, answers in shares if share >= BEST_PARAGRAPH_SHARE and answers]
+        pool = [s for s in shares if s[0] in candidates] or shares
+        best_index, best_share = None, 0.0
+        for i, share, _ in pool:
             if share > best_share:
-                best_share, best_index = share, i
+                best_index, best_share = i, share
         missing = tuple(t for t in part.terms if not any(index.has(t) for index in indexes))
-        out.append(PartCoverage(part, best_share, best_index, missing, tuple(candidates)))
+        out.append(
+            PartCoverage(
+                part, best_share, best_index, missing, tuple(candidates), slot_filled=not part.slot or bool(candidates)
+            )
+        )
     if evidence and question and sum(1 for c in out if c.part.hop) > 1:
         out = _link_hops(out, evidence, question)
     return out
@@ -111,6 +129,15 @@ def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], quest
     return out
 
 
+def _near_duplicate(keys: set[str], asked: Sequence[set[str]]) -> bool:
+    """Whether a query's term keys overlap an asked query's so much that it would find the same paragraphs.
+
+    A strict subset is not a repeat: dropping the words of the parts already covered focuses the search."""
+    return any(
+        len(keys & other) / len(keys | other) >= NEAR_DUPLICATE and not keys < other for other in asked if keys | other
+    )
+
+
 def _query(words: Sequence[str], extra: str = "") -> str:
     text = " ".join(w for w in words if w)
     return f"{text} {extra}".strip() if extra else text
@@ -121,8 +148,10 @@ def follow_up_queries(
 ) -> list[str]:
     """Searches aimed at the uncovered parts: each part's terms, joined with a bridge entity found in the evidence.
 
-    Queries already asked (same content terms) go last, so a caller that drops them still sees whether every
-    proposal was a repeat (the agent's ``duplicate_query``).
+    A part whose words were found but not a value of the type it asks for ("年假" but no number of days) is
+    searched first by its own words and the slot's hint ("年假 天数"). Queries already asked, or near repeats of
+    one (content terms overlapping by ``NEAR_DUPLICATE`` or more), go last, so a caller that drops them still sees
+    whether every proposal was a repeat (the agent's ``duplicate_query``).
     """
     uncovered = [c for c in coverage if not c.covered]
     if not uncovered:
@@ -146,6 +175,9 @@ def follow_up_queries(
     candidates: list[str] = []
     # A part naming something no paragraph is about yet ("the Cotula" in "Pterocarya or the Cotula") is searched
     # by that name first: its own paragraph is the one to find, no bridge needed.
+    for c in uncovered:
+        if c.words_found and not c.slot_filled:
+            candidates.append(_query([t.surface for t in c.part.terms], c.part.hint))
     headings = " ".join(item.title_path[-1] if item.title_path else item.document for item in evidence).lower()
     for c in uncovered:
         own = [name for name in find_entities(c.part.text, quantities=False) if name.lower() not in headings]
@@ -158,9 +190,10 @@ def follow_up_queries(
             residual = [t.surface for t in c.part.terms if t.key not in anchors] or [t.surface for t in c.part.terms]
             candidates.append(_query([entity, *residual[:MAX_RESIDUAL_TERMS]]) if entity else _query(residual))
     for c in uncovered:
-        candidates.append(_query([t.surface for t in c.part.terms]))
+        candidates.append(_query([t.surface for t in c.part.terms], c.part.hint))
 
     asked_keys = {query_key(q) for q in asked} | {query_key(question)}
+    asked_sets = [set(key.split()) for key in asked_keys]
     fresh: list[str] = []
     repeats: list[str] = []
     seen: set[str] = set()
@@ -169,5 +202,6 @@ def follow_up_queries(
         if not candidate or key in seen:
             continue
         seen.add(key)
-        (repeats if key in asked_keys else fresh).append(candidate)
+        repeat = key in asked_keys or _near_duplicate(set(key.split()), asked_sets)
+        (repeats if repeat else fresh).append(candidate)
     return (fresh + repeats)[:limit] if fresh else repeats[:limit]

@@ -26,6 +26,8 @@ _NUMBER_UNIT = re.compile(
     r"km|公里|kg|公斤|米|平方米|percent|days?|hours?|weeks?|months?|years?|dollars?|USD|RMB|CNY)"
     r"|\$\s?\d[\d,]*(?:\.\d+)?|\b(?:1[5-9]|20)\d{2}\b"
 )
+_UNIT_CHARS = frozenset("天年月日号时分秒周个次人元岁倍级层位名家项条块件只张页")
+_NUMBER_PREFIX = frozenset("第满共约近超达每前后逾")
 _ZH_PROPER = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
 _SENTENCE = re.compile(r"(?<=[。！？；!?;])|(?<=[.])\s+(?=[A-Z\"“(])|\n+")
 
@@ -49,6 +51,14 @@ def _clean_name(name: str) -> str:
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \"'(“")
     return not before or before[-1] in ".!?。！？\n:："
+
+
+def _unit_fragment(word: str, before: str, after: str) -> bool:
+    """Whether jieba glued a unit to the next word and took it for a name: "15天加2天" gives "天加" tagged as a place,
+    "满1年不满" gives "年不"; such a fragment, or anything with a digit in it, names nothing to search for."""
+    if any(ch.isdigit() for ch in word):
+        return True
+    return (word[0] in _UNIT_CHARS and before[-1:].isdigit()) or (word[-1] in _NUMBER_PREFIX and after[:1].isdigit())
 
 
 def find_entities(text: str, quantities: bool = True) -> list[str]:
@@ -75,8 +85,11 @@ def find_entities(text: str, quantities: bool = True) -> list[str]:
                 continue
         add(name)
     if re.search("[\u4e00-\u9fff]", text):
-        for word, flag in posseg.lcut(text):
-            if flag in _ZH_PROPER and len(word) > 1:
+        pairs = [(pair.word, pair.flag) for pair in posseg.lcut(text)]
+        for i, (word, flag) in enumerate(pairs):
+            before = pairs[i - 1][0] if i else ""
+            after = pairs[i + 1][0] if i + 1 < len(pairs) else ""
+            if flag in _ZH_PROPER and len(word) > 1 and not _unit_fragment(word, before, after):
                 add(word)
     if quantities:
         for match in _NUMBER_UNIT.finditer(text):
@@ -85,13 +98,14 @@ def find_entities(text: str, quantities: bool = True) -> list[str]:
 
 
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:ian|ish|ese|ican|ean)|English|French|German|Dutch|Greek|Thai|Swiss|Inc|Ltd")
+_CURRENCY = re.compile(r"(?:CNY|RMB|USD|EUR|GBP|JPY|HKD)(?:\s+[\d.,]+)?")
 _MONTH = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\b")
 
 
 def useful_bridge(name: str, passage: str) -> bool:
-    """Whether ``name`` can lead to another paragraph: not a nationality word, not a date, and not the subject
+    """Whether ``name`` can lead to another paragraph: not a nationality word, a currency or a date, and not the subject
     that opens the passage (a full name or alias of what the passage is about, "Richard Elmer" for Dick Humbert)."""
-    if _DEMONYM.fullmatch(name) or _MONTH.match(name):
+    if _DEMONYM.fullmatch(name) or _MONTH.match(name) or _CURRENCY.fullmatch(name):
         return False
     body = passage.split("\n", 1)[-1].lstrip(" \"'“(")
     return not body.startswith(name)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 
+from kbagent.reasoning.answer_slots import slot_matches
 from kbagent.reasoning.base import AnswerSpec, Assessment, Decision, History
 from kbagent.reasoning.coverage import PartCoverage, cover, follow_up_queries, index_evidence
 from kbagent.reasoning.entities import sentences
 from kbagent.reasoning.evidence import Evidence
 from kbagent.reasoning.offline_summary import summarize_offline
 from kbagent.reasoning.question import QuestionPart, split_question
-from kbagent.reasoning.terms import TermIndex, is_cjk, language_of, terms
+from kbagent.reasoning.terms import Term, TermIndex, is_cjk, language_of, terms
 
 # Most evidence sentences quoted in one extractive answer: enough for a compound question, short enough to read.
 MAX_QUOTED_SENTENCES = 5
@@ -115,31 +116,63 @@ def _missing_text(question: str, parts: Sequence[QuestionPart]) -> str:
     return texts["sep"].join(p.text for p in parts) if parts else question
 
 
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+_LIST_OR_ROW = re.compile(r"^(\||[-*•]\s|\d+[.)、]\s?|[（(]?[一二三四五六七八九十]+[)）、])")
+
+
+_BULLET = re.compile(r"^[-*•]\s+")
+_SENTENCE_END = ("。", "！", "？", "；", ".", "!", "?", ";", "：", ":", "|")
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """Rejoin a sentence that a hard-wrapped source broke over lines ("...工作年限" + "12年、司龄6年的员工...")."""
+    out: list[str] = []
+    for line in lines:
+        if out and not out[-1].endswith(_SENTENCE_END) and not _LIST_OR_ROW.match(line) and not _TABLE_RULE.match(line):
+            joiner = "" if is_cjk(out[-1][-1:]) or is_cjk(line[:1]) else " "
+            out[-1] = f"{out[-1]}{joiner}{line}"
+        else:
+            out.append(line)
+    return out
+
+
 def _quotable_units(text: str) -> list[str]:
-    """Sentences, except that one ending in a colon keeps the lines it introduces (a list or a table row set):
-    "年假天数按工作年限确定：" alone answers nothing."""
+    """Sentences; a Markdown table row or list item is a sentence of its own, and a sentence ending in a colon
+    keeps the rows or items it introduces ("年假天数按工作年限确定：" alone answers nothing)."""
     units: list[str] = []
     pending: list[str] = []
-    for sentence in sentences(text):
+
+    def flush() -> None:
         if pending:
-            pending.append(sentence)
-            if len("\n  ".join(pending)) >= UNIT_CHARS or len(pending) > 8:
-                units.append("\n  ".join(pending))
-                pending = []
-            continue
+            units.append("\n  ".join(pending))
+            pending.clear()
+
+    for sentence in _unwrapped(sentences(text)):
+        if _TABLE_RULE.match(sentence):
+            continue  # the |---|---| line under a table header says nothing
+        if pending:
+            rows = _LIST_OR_ROW.match(sentence) is not None
+            # The introduced block ends where its rows end (or at the first sentence when it has no rows).
+            if (rows or len(pending) == 1) and len("\n  ".join([*pending, sentence])) <= UNIT_CHARS:
+                pending.append(sentence)
+                if not rows:
+                    flush()
+                continue
+            flush()
         if sentence.endswith(("：", ":")):
-            pending = [sentence]
+            pending.append(sentence)
         else:
             units.append(sentence)
-    if pending:
-        units.append("\n  ".join(pending))
+    flush()
     return units
 
 
 def _best_sentences(
     parts: Sequence[QuestionPart], evidence: Sequence[Evidence], question: str, limit: int
 ) -> list[tuple[int, str]]:
-    """(marker, sentence): the best sentence for each part first, then the best for the whole question."""
+    """(marker, sentence): for each part in turn its best sentence not yet quoted, preferring sentences that hold
+    a value of the type the part asks for (the "5天/10天/15天" rows for "how many days"); then the best for the
+    whole question."""
     candidates: list[tuple[int, int, str, TermIndex, TermIndex]] = []
     for marker, item in enumerate(evidence, start=1):
         heading = TermIndex(item.heading())
@@ -147,30 +180,33 @@ def _best_sentences(
             candidates.append((marker, position, sentence, TermIndex(sentence), heading))
     chosen: list[tuple[int, str]] = []
 
-    def pick(wanted_terms: Sequence[object]) -> None:
+    def pick(wanted_terms: Sequence[Term], slot: str = "") -> bool:
         best: tuple[float, int, int, str] | None = None
         for marker, position, sentence, index, heading in candidates:
             if (marker, sentence) in chosen:
                 continue
-            share = index.coverage(wanted_terms)  # type: ignore[arg-type]
+            share = index.coverage(wanted_terms)
             if share <= 0:
                 continue
             # The heading only breaks ties: a sentence must say the thing itself to be quoted for it.
-            share += 0.1 * heading.coverage(wanted_terms)  # type: ignore[arg-type]
-            key = (share, -marker, -position, sentence)
+            score = share + 0.1 * heading.coverage(wanted_terms)
+            if slot:
+                # Holding the value asked for outweighs a missing word; more values (a table's rows) beat one.
+                found = slot_matches(slot, sentence)
+                score += (0.5 + 0.05 * min(found, 4)) if found else 0.0
+            key = (score, -marker, -position, sentence)
             if best is None or key > best:
                 best = key
         if best is not None:
             chosen.append((-best[1], best[3]))
+        return best is not None
 
-    for part in parts:
-        if len(chosen) < limit:
-            pick(part.terms)
+    active = list(parts)
+    while active and len(chosen) < limit:
+        active = [part for part in active if len(chosen) < limit and pick(part.terms, part.slot)]
     question_terms = terms(question)
     while len(chosen) < min(limit, len(candidates)):
-        before = len(chosen)
-        pick(question_terms)
-        if len(chosen) == before:
+        if not pick(question_terms):
             break
     return chosen
 
@@ -181,9 +217,14 @@ def compose_answer(question: str, evidence: Sequence[Evidence], spec: AnswerSpec
     parts = split_question(question)
     coverage: list[PartCoverage] = cover(parts, index_evidence(evidence)) if evidence else []
     gaps = [c.part.text for c in coverage if not c.covered] if evidence else [p.text for p in parts]
+    answered = [c.part.text for c in coverage if c.covered]
     for extra in spec.missing:
-        if extra and extra not in gaps and not any(extra in g or g in extra for g in gaps):
-            gaps.append(extra)
+        # What the assessor listed is re-checked here: a part the evidence answers is never called unconfirmed.
+        pieces = [p for p in re.split(r"[；;]\s*", extra) if p.strip()]
+        for piece in pieces:
+            if piece in answered or any(piece in g or g in piece for g in gaps):
+                continue
+            gaps.append(piece)
     gap_line = f"{texts['unconfirmed']}{texts['sep'].join(gaps)}{texts['end']}" if gaps else ""
 
     quoted = _best_sentences(parts, evidence, question, MAX_QUOTED_SENTENCES) if evidence else []
@@ -194,7 +235,8 @@ def compose_answer(question: str, evidence: Sequence[Evidence], spec: AnswerSpec
         lines = [texts["intro"]]
         budget = spec.max_chars - len(gap_line) - 2 if spec.max_chars else None
         for marker, sentence in quoted:
-            line = f"- {sentence} [{marker}]"
+            # A quoted list item keeps its words, not its bullet: "- - Taxis ..." reads as a typo.
+            line = f"- {_BULLET.sub('', sentence)} [{marker}]"
             if budget is not None and len("\n".join([*lines, line])) > budget and len(lines) > 1:
                 break
             lines.append(line)

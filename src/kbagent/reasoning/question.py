@@ -3,7 +3,8 @@
 "年假和病假分别有多少天？" has two parts ("年假有多少天", "病假有多少天"); "Who directed X and when was it released?"
 has two; "Who was the first president of the association which published Journal Y?" has two as well (the
 relative clause is a hop of its own). Each part keeps its content terms, which coverage checks look for in the
-evidence. The split is heuristic: a question it cannot split is one part, which is always safe.
+evidence, and the answer-type slot its question words ask for (``answer_slots``: "几天" is a number of days to
+find, never a word to find). The split is heuristic: a question it cannot split is one part, which is always safe.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import jieba
 
+from kbagent.reasoning.answer_slots import read_slot
 from kbagent.reasoning.terms import Term, is_cjk, terms
 
 
@@ -24,6 +26,8 @@ class QuestionPart:
     text: str
     terms: tuple[Term, ...]
     hop: bool = False
+    slot: str = ""
+    hint: str = ""
 
 
 _ZH_CLAUSE = re.compile(r"[，,；;？?。！!\n]+")
@@ -42,8 +46,9 @@ _EN_VERBISH = re.compile(rf"\b(?:{_WH[3:-1]}|has|have|had|be|been)\b", re.IGNORE
 
 def _part(text: str, hop: bool = False) -> QuestionPart | None:
     text = text.strip(" ,，、")
-    found = tuple(terms(text))
-    return QuestionPart(text, found, hop) if found else None
+    reading = read_slot(text)
+    found = tuple(terms(reading.content))
+    return QuestionPart(text, found, hop, reading.slot, reading.hint) if found else None
 
 
 def _split_zh_clause(clause: str) -> list[str]:
@@ -106,17 +111,18 @@ def split_question(question: str) -> list[QuestionPart]:
             if sentence.strip():
                 texts.extend(_split_en_sentence(sentence))
     parts = [p for p in (_part(t, hop) for t, hop in texts) if p is not None]
-    # A part whose terms are all inside another part adds nothing to check.
+    # A part whose terms are all inside another part adds nothing to check, unless it asks for a value the other
+    # does not ("年假有几天" beside "年假怎么申请").
     unique: list[QuestionPart] = []
     for part in parts:
         keys = {t.key for t in part.terms}
         if any(
-            keys <= {t.key for t in other.terms} and other is not part
+            keys <= {t.key for t in other.terms} and other is not part and part.slot in ("", other.slot)
             for other in parts
             if len(other.terms) > len(part.terms)
         ):
             continue
-        if any(keys == {t.key for t in kept.terms} for kept in unique):
+        if any(keys == {t.key for t in kept.terms} and part.slot in ("", kept.slot) for kept in unique):
             continue
         unique.append(part)
     if unique:

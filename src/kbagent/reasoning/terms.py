@@ -29,7 +29,7 @@ EN_STOP = frozenset(
     all both few more most many much what which who whom whose when where why how whether it its it's they them their
     theirs he him his she her hers we us our ours you your yours i me my mine one ones s t up down out over under again
     further once during before after above below between through while until because against per via vs please tell
-    know give find list name describe explain whats there's""".split()
+    know give find list name describe explain whats there's get gets got getting""".split()
 )
 
 ZH_STOP = frozenset(
@@ -132,6 +132,11 @@ class TermIndex:
             if lowered.endswith("'s"):
                 lowered = lowered[:-2]
             self._stems.add(lowered if _NUMBER.match(lowered) else _stem(lowered))
+
+    @property
+    def text(self) -> str:
+        """The indexed text, lower-cased."""
+        return self._lowered
 
     def has(self, term: Term) -> bool:
         if term.cjk:
