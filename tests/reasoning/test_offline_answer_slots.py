@@ -150,3 +150,17 @@ def test_only_the_parts_really_uncovered_are_listed_as_unconfirmed() -> None:
     assert "产假怎么请" in unconfirmed and "年假" not in unconfirmed
     half_only = compose_answer(QUESTION, [HALF_DAY, SICK], AnswerSpec())
     assert "年假有几天" in half_only.split("知识库未能确认：")[1]
+
+
+def test_each_part_gets_its_own_answer_before_a_look_alike_with_more_numbers() -> None:
+    other = Evidence(
+        "36",
+        "leave.md",
+        "2. 婚假：依法登记结婚的员工享受婚假13天。\n3. 产假：女员工享受产假158天；\n"
+        "4. 陪产假：男员工在配偶生育时享受陪产假15天，须在婴儿出生后60天内休完。",
+        ("四、其他假期",),
+    )
+    lines = compose_answer("婚假和产假分别有多少天？", [other], AnswerSpec()).splitlines()
+    maternity = next(i for i, line in enumerate(lines) if "产假158天" in line)
+    paternity = [i for i, line in enumerate(lines) if "陪产假15天" in line]
+    assert maternity <= 2 and (not paternity or paternity[0] > maternity)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from kbagent.reasoning.answer_slots import slot_matches
+from kbagent.reasoning.answer_slots import slot_matches, slot_satisfied
 from kbagent.reasoning.base import AnswerSpec, Assessment, Decision, History
 from kbagent.reasoning.coverage import PartCoverage, cover, follow_up_queries, index_evidence
 from kbagent.reasoning.entities import sentences
@@ -190,10 +190,11 @@ def _best_sentences(
                 continue
             # The heading only breaks ties: a sentence must say the thing itself to be quoted for it.
             score = share + 0.1 * heading.coverage(wanted_terms)
-            if slot:
-                # Holding the value asked for outweighs a missing word; more values (a table's rows) beat one.
-                found = slot_matches(slot, sentence)
-                score += (0.5 + 0.05 * min(found, 4)) if found else 0.0
+            if slot and slot_satisfied(slot, sentence, wanted_terms):
+                # Holding the value asked for, in a clause about the part, outweighs a missing word; a table or
+                # list with several such values beats a single one ("5天/10天/15天" over "结转最多5天").
+                rows = min(slot_matches(slot, sentence), 4) if "\n" in sentence else 0
+                score += 0.5 + 0.05 * rows
             key = (score, -marker, -position, sentence)
             if best is None or key > best:
                 best = key
