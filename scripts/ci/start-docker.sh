@@ -7,6 +7,12 @@ LOG="${KBAGENT_DOCKERD_LOG:-/tmp/kbagent-dockerd.log}"
 
 if ! docker info >/dev/null 2>&1; then
   echo "starting dockerd (log: $LOG)" >&2
+  # A dockerd killed with its session leaves its pid files behind; a new one refuses to start over them.
+  for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then
+      rm -f "$pidfile"
+    fi
+  done
   nohup dockerd >"$LOG" 2>&1 &
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
