@@ -2,9 +2,10 @@
 
 The index lives in its own SQLite file, ``<data_dir>/eval-cache/<key>.db``, where the key is the SHA-256 of
 the corpus file together with what shapes the index (embedding provider and model, chunk settings, the
-version of this layout). A second run with the same key reuses it; an interrupted first run resumes, since
-ingestion skips documents already stored unchanged. Keyword-only runs build a separate index without
-vectors, so measuring BM25 never waits for the embedding model.
+version of this layout, the source of the chunking, analysis and ingestion modules). A second run with
+the same key reuses it; an interrupted first run resumes, since ingestion skips documents already stored
+unchanged; vectors of unchanged paragraphs are copied from older caches. Keyword-only runs build a
+separate index without vectors, so measuring BM25 never waits for the embedding model.
 
 Each corpus passage becomes one document whose title (when it has one) is its heading, so it reaches both
 the keyword text and the title path. Paragraph hits are mapped back to corpus ids, keeping each document's
@@ -15,6 +16,7 @@ query is measured on its own and subtracted, so ``latency_ms_*`` is the search i
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +29,7 @@ import numpy as np
 from kbagent.errors import Conflict, KbagentError, RunError
 from kbagent.evaluation.beir import BeirDataset, CorpusDoc
 from kbagent.evaluation.metrics import mean_metrics
+from kbagent.knowledge import analysis, chunking, ingest
 from kbagent.knowledge.embeddings import EmbeddingProvider
 from kbagent.knowledge.parsers.base import Block, ParsedDocument
 from kbagent.knowledge.records import SearchMode, SourceDocument
@@ -138,6 +141,11 @@ def cache_key(corpus: Path, settings: Settings, *, with_vectors: bool, prefix: i
             digest.update(block)
     if prefix is not None:
         digest.update(f"\0first {prefix} passages".encode())
+    # The code that turns passages into paragraphs and keyword terms is part of the key too: an index built
+    # by an older chunker or analyser would silently measure old behaviour. Rebuilding is cheap, since
+    # reuse_vectors copies every unchanged paragraph's vector from the older cache.
+    for module in (chunking, analysis, ingest):
+        digest.update(inspect.getsource(module).encode())
     emb = settings.embedding
     shape = {
         "layout": LAYOUT_VERSION,
