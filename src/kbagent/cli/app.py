@@ -32,32 +32,23 @@ def root(
 
 
 def _register() -> None:
-    # Each command group lives in its own module and adds itself to the root app here.
-    from kbagent.cli import function, sandbox
-
-    app.add_typer(function.app, name="function")
-    app.add_typer(sandbox.app, name="sandbox")
+    # Each command group lives in its own module; this is the one place that mounts them.
+    from kbagent.cli import ask, chat, datasets, demo, documents, function, ingest, llm, sandbox, search, session
     from kbagent.cli.eval import eval_app
 
-    app.add_typer(eval_app, name="eval")
-    from kbagent.cli import datasets, demo, documents, ingest, search
-
+    app.command("demo")(demo.demo)
     app.add_typer(datasets.app, name="dataset")
     app.add_typer(documents.app, name="document")
     app.command("ingest")(ingest.ingest)
     app.command("reembed")(ingest.reembed)
     app.command("search")(search.search)
-    app.command("demo")(demo.demo)
-    from kbagent.cli import chat, session
-
-    app.command("chat")(chat.chat)
-    from kbagent.cli import ask
-
     app.command("ask")(ask.ask)
+    app.command("chat")(chat.chat)
     app.add_typer(session.app, name="session")
-    from kbagent.cli import llm
-
+    app.add_typer(eval_app, name="eval")
     app.add_typer(llm.app, name="llm")
+    app.add_typer(function.app, name="function")
+    app.add_typer(sandbox.app, name="sandbox")
 
 
 _register()

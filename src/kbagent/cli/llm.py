@@ -12,7 +12,9 @@ from kbagent.cli.context import app_context
 from kbagent.errors import ConfigError
 from kbagent.llm.check import check_provider
 
-app = typer.Typer(help="Language-model providers (profiles in [llm.providers.NAME]).", no_args_is_help=True)
+app = typer.Typer(
+    help="Language-model providers (profiles are `llm.providers.NAME` tables in kbagent.toml).", no_args_is_help=True
+)
 
 
 @app.command("check")
