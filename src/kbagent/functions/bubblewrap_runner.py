@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 from kbagent.errors import SandboxError
-from kbagent.functions.runner import BoundedReader, Envelope, RunRequest, RunResult, harness_source, result_from_frame
+from kbagent.functions.runner import Envelope, RunRequest, RunResult, exchange, harness_source, result_from_frame
 from kbagent.settings import PythonSettings
 
 SANDBOX_UID = 65534
-_DIAGNOSTIC_LIMIT = 64 * 1024
 
 
 class BubblewrapRunner:
@@ -110,40 +109,31 @@ class BubblewrapRunner:
                 f"no bubblewrap at {s.bubblewrap!r} (python.bubblewrap): {exc.strerror}; "
                 "install it (Debian: apt-get install bubblewrap) or use the Docker runner"
             ) from None
-        stdout = BoundedReader(proc.stdout, 8 * s.output_limit_bytes + _DIAGNOSTIC_LIMIT)
-        stderr = BoundedReader(proc.stderr, _DIAGNOSTIC_LIMIT)
-        finished = False
-        try:
-            await asyncio.wait_for(
-                asyncio.gather(self._feed(proc, envelope.encode()), stdout.read_all(), stderr.read_all(), proc.wait()),
-                timeout=s.timeout_seconds,
-            )
-            finished = True
-        except TimeoutError:
-            pass
-        finally:
-            if not finished:
-                # bwrap's child dies with it (--die-with-parent), and the pid namespace with its first process.
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                await proc.wait()
+
+        async def kill() -> None:
+            # bwrap's child dies with it (--die-with-parent), and the pid namespace with its first process.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await proc.wait()
+
+        done = await exchange(proc, envelope, s.timeout_seconds, kill)
         seconds = time.monotonic() - started
-        if not finished:
+        if not done.finished:
             return RunResult(
                 status="timeout",
                 detail=f"no result within python.timeout_seconds ({s.timeout_seconds:g} s); the sandbox was killed",
                 seconds=seconds,
             )
-        frame = envelope.find_frame(bytes(stdout.kept))
+        frame = envelope.find_frame(bytes(done.stdout.kept))
         if frame is not None:
             result = result_from_frame(frame, s.output_limit_bytes, proc.returncode, seconds)
             if result.error is not None and result.error.type == "MemoryError":
                 result.status = "memory_limit"
                 result.detail = f"the function went over the memory limit (python.memory_mb = {s.memory_mb})"
             return result
-        diagnostic = bytes(stderr.kept).decode("utf-8", "replace").strip()
+        diagnostic = done.diagnostic
         if diagnostic.startswith("bwrap:"):
             raise SandboxError(
                 f"bubblewrap could not start the sandbox ({diagnostic.splitlines()[0]}); python.rootfs must be "
@@ -157,10 +147,10 @@ class BubblewrapRunner:
                 exit_code=proc.returncode,
                 seconds=seconds,
             )
-        if stdout.overflowed:
+        if done.stdout.overflowed:
             return RunResult(
                 status="output_limit",
-                detail=f"the sandbox wrote more than {stdout.limit} bytes without a result; output was cut",
+                detail=f"the sandbox wrote more than {done.stdout.limit} bytes without a result; output was cut",
                 exit_code=proc.returncode,
                 seconds=seconds,
             )
@@ -171,14 +161,3 @@ class BubblewrapRunner:
             exit_code=proc.returncode,
             seconds=seconds,
         )
-
-    @staticmethod
-    async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(data)
-            await proc.stdin.drain()
-            proc.stdin.close()
-            await proc.stdin.wait_closed()
-        except (BrokenPipeError, ConnectionResetError):
-            pass

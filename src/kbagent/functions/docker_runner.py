@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 from kbagent.errors import SandboxError
 from kbagent.functions.runner import (
-    BoundedReader,
     Envelope,
     RunRequest,
     RunResult,
+    exchange,
     harness_source,
     result_from_frame,
 )
@@ -27,7 +27,6 @@ from kbagent.settings import PythonSettings
 NAME_PREFIX = "kbagent-fn-"
 SANDBOX_USER = "65534:65534"  # nobody:nogroup, present in every Debian-based image
 BUILD_HINT = "build it with scripts/build-sandbox-image.sh, or set python.image to an image you prepared"
-_DIAGNOSTIC_LIMIT = 64 * 1024
 # Environment variables the docker CLI itself may need; nothing else of the host reaches even the client.
 _CLI_ENV_KEYS = ("PATH", "HOME", "XDG_RUNTIME_DIR", "TMPDIR")
 
@@ -98,35 +97,20 @@ class DockerRunner:
         s = self.settings
         started = time.monotonic()
         envelope = Envelope(request, s.output_limit_bytes)
-        # The frame holds the value and both print streams, JSON-escaped: allow for escaping, then cut.
-        stdout = BoundedReader(None, 8 * s.output_limit_bytes + _DIAGNOSTIC_LIMIT)
-        stderr = BoundedReader(None, _DIAGNOSTIC_LIMIT)
         proc = await self._spawn(self.run_args(name))
-        stdout.stream, stderr.stream = proc.stdout, proc.stderr
-        finished = False
-        try:
-            await asyncio.wait_for(
-                asyncio.gather(self._feed(proc, envelope.encode()), stdout.read_all(), stderr.read_all(), proc.wait()),
-                timeout=s.timeout_seconds,
-            )
-            finished = True
-        except TimeoutError:
-            pass
-        finally:
-            if not finished:
-                await self._kill(name, proc)
+        done = await exchange(proc, envelope, s.timeout_seconds, lambda: self._kill(name, proc))
         seconds = time.monotonic() - started
-        if not finished:
+        if not done.finished:
             return RunResult(
                 status="timeout",
                 detail=f"no result within python.timeout_seconds ({s.timeout_seconds:g} s); the container was killed",
                 seconds=seconds,
             )
         code = proc.returncode
-        frame = envelope.find_frame(bytes(stdout.kept))
+        frame = envelope.find_frame(bytes(done.stdout.kept))
         if frame is not None:
             return result_from_frame(frame, s.output_limit_bytes, code, seconds)
-        diagnostic = bytes(stderr.kept).decode("utf-8", "replace").strip()
+        diagnostic = done.diagnostic
         if code == 125:
             raise self._engine_error(diagnostic)
         if code in (126, 127):
@@ -138,10 +122,10 @@ class DockerRunner:
                 exit_code=code,
                 seconds=seconds,
             )
-        if stdout.overflowed:
+        if done.stdout.overflowed:
             return RunResult(
                 status="output_limit",
-                detail=f"the sandbox wrote more than {stdout.limit} bytes without a result; output was cut",
+                detail=f"the sandbox wrote more than {done.stdout.limit} bytes without a result; output was cut",
                 exit_code=code,
                 seconds=seconds,
             )
@@ -197,17 +181,6 @@ class DockerRunner:
                 f"`docker {args[0]}` did not answer within {timeout:g} s; is the engine stuck?"
             ) from None
         return proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace").strip()
-
-    @staticmethod
-    async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(data)
-            await proc.stdin.drain()
-            proc.stdin.close()
-            await proc.stdin.wait_closed()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the container ended before reading everything; its exit code tells why
 
     async def _kill(self, name: str, proc: asyncio.subprocess.Process) -> None:
         """Kill the container by name, reap the client, and make sure the engine no longer has it."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, Protocol
@@ -185,3 +186,58 @@ class BoundedReader:
     @property
     def overflowed(self) -> bool:
         return self.total > self.limit
+
+
+# Room for the sandbox's own error text (engine or bubblewrap messages), beside the function's output.
+DIAGNOSTIC_LIMIT = 64 * 1024
+
+
+@dataclass
+class Exchange:
+    """What came back from one sandbox process: its bounded output, and whether it ended in time."""
+
+    finished: bool
+    stdout: BoundedReader
+    stderr: BoundedReader
+
+    @property
+    def diagnostic(self) -> str:
+        return bytes(self.stderr.kept).decode("utf-8", "replace").strip()
+
+
+async def exchange(
+    proc: asyncio.subprocess.Process,
+    envelope: Envelope,
+    timeout: float,
+    kill: Callable[[], Awaitable[None]],
+) -> Exchange:
+    """Feed the envelope on stdin, drain stdout and stderr (bounded), and wait for the process to end within
+    ``timeout``. On timeout or cancellation ``kill()`` is awaited before returning or re-raising, so no sandbox
+    outlives its call."""
+    # The frame holds the value and both print streams, JSON-escaped: allow for escaping, then cut.
+    stdout = BoundedReader(proc.stdout, 8 * envelope.output_limit + DIAGNOSTIC_LIMIT)
+    stderr = BoundedReader(proc.stderr, DIAGNOSTIC_LIMIT)
+    finished = False
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(_feed(proc, envelope.encode()), stdout.read_all(), stderr.read_all(), proc.wait()),
+            timeout=timeout,
+        )
+        finished = True
+    except TimeoutError:
+        pass
+    finally:
+        if not finished:
+            await kill()
+    return Exchange(finished, stdout, stderr)
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+        proc.stdin.close()
+        await proc.stdin.wait_closed()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the sandbox ended before reading everything; its exit code tells why
