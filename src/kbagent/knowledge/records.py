@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Literal
 
 from kbagent.knowledge.parsers.base import ParsedDocument
+from kbagent.storage.paragraphs import ParagraphRow
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
 
@@ -41,16 +42,8 @@ class DocumentInfo:
     updated_at: datetime
 
 
-@dataclass(frozen=True)
-class ParagraphRecord:
-    paragraph_id: int
-    dataset: str
-    document_id: int
-    document_name: str
-    title_path: tuple[str, ...]
-    content: str
-    page: int | None
-    ocr: bool
+# A stored paragraph with its dataset and document names: storage's row is exactly the record callers need.
+ParagraphRecord = ParagraphRow
 
 
 @dataclass(frozen=True)

@@ -243,20 +243,7 @@ class KnowledgeBase:
         """Paragraph records in the order of ``ids``; ids that no longer exist are left out."""
         with self.db.read() as session:
             rows = paragraph_rows(session, list(ids))
-        return [
-            ParagraphRecord(
-                paragraph_id=r.paragraph_id,
-                dataset=r.dataset,
-                document_id=r.document_id,
-                document_name=r.document_name,
-                title_path=r.title_path,
-                content=r.content,
-                page=r.page,
-                ocr=r.ocr,
-            )
-            for r in (rows.get(i) for i in ids)
-            if r is not None
-        ]
+        return [r for r in (rows.get(i) for i in ids) if r is not None]
 
     # -- helpers ------------------------------------------------------------------------------------
 

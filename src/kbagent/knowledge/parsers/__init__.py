@@ -160,7 +160,7 @@ def _refine_container(fmt: str, data: bytes, name: str) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
-    except Exception:  # zipfile raises a zoo of types on a damaged directory (even NotImplementedError)
+    except Exception:  # zipfile raises a zoo of types on a damaged directory (even RuntimeError subclasses)
         return "zip"  # the zip parser reports the damage
     if "[Content_Types].xml" in names:
         for prefix, office in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):

@@ -21,7 +21,7 @@ def open_zip(data: bytes, name: str) -> zipfile.ZipFile:
     """Open ZIP bytes in memory; a clear DocumentError when they are not a readable ZIP."""
     try:
         return zipfile.ZipFile(io.BytesIO(data))
-    except Exception as exc:  # BadZipFile, but also OSError, EOFError, NotImplementedError on a damaged directory
+    except Exception as exc:  # BadZipFile, but a damaged directory also raises OSError, EOFError, RuntimeError...
         raise DocumentError(f"{name}: not a readable ZIP container ({exc})") from exc
 
 
@@ -77,6 +77,7 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budg
                         f"(declared {info.file_size}; max_archive_bytes)"
                     )
                 parts.append(chunk)
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
+    # RuntimeError: zipfile's error for a compression method it does not implement.
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, RuntimeError) as exc:
         raise DocumentError(f"{name}: member {info.filename!r} is corrupt ({exc})") from exc
     return b"".join(parts)
