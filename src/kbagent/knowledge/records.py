@@ -17,6 +17,16 @@ Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
+class DatasetRef:
+    """What the search indexes need of a dataset: which one, the revision their caches are checked against
+    (bumped by every change to its paragraphs or vectors) and the vector dimension."""
+
+    id: int
+    revision: int
+    dimension: int
+
+
+@dataclass(frozen=True)
 class DatasetInfo:
     id: int
     name: str
@@ -50,7 +60,7 @@ ParagraphRecord = ParagraphRow
 class SearchHit:
     """One search result. ``score`` orders the list (fused in hybrid mode); ``keyword_score`` and
     ``vector_score`` are the raw scores of each index (None when the paragraph was not among that
-    index's candidates). Keyword scores are bm25 on SQLite and ts_rank on PostgreSQL: compare them only
+    index's candidates). Keyword scores are BM25 on SQLite (tantivy) and ts_rank on PostgreSQL: compare them only
     within one result list."""
 
     paragraph_id: int

@@ -16,11 +16,11 @@ import numpy as np
 
 from kbagent.errors import InvalidInput
 from kbagent.knowledge.embeddings import EmbeddingProvider
-from kbagent.knowledge.records import SearchHit, SearchMode
-from kbagent.knowledge.vector_index import DatasetRef, VectorIndex
+from kbagent.knowledge.keyword_index import KeywordIndex
+from kbagent.knowledge.records import DatasetRef, SearchHit, SearchMode
+from kbagent.knowledge.vector_index import VectorIndex
 from kbagent.settings import SearchSettings
 from kbagent.storage import Database
-from kbagent.storage.keyword_index import keyword_search, usable_terms
 from kbagent.storage.paragraphs import paragraph_rows
 
 Ranked = list[tuple[int, float]]
@@ -77,7 +77,8 @@ def search_paragraphs(
     db: Database,
     settings: SearchSettings,
     embedder: EmbeddingProvider | None,
-    index: VectorIndex,
+    keywords: KeywordIndex,
+    vectors: VectorIndex,
     analyze: Callable[[str], list[str]],
     datasets: Sequence[DatasetRef],
     query: str,
@@ -87,21 +88,17 @@ def search_paragraphs(
 ) -> list[SearchHit]:
     """Run a validated request (see ``check_request``). ``query_vector`` lets a caller that embedded the
     query already (benchmarks timing the two apart) skip the model."""
-    ids = [ref.id for ref in datasets]
     want = top_k if mode != "hybrid" else max(top_k, settings.candidates)
     keyword: Ranked = []
     vector: Ranked = []
     if mode in ("keyword", "hybrid"):
-        terms = usable_terms(analyze(query))
-        if terms:
-            with db.read() as session:
-                keyword = keyword_search(session, ids, terms, want)
+        keyword = keywords.search(datasets, analyze(query), want)
     if mode in ("vector", "hybrid"):
         if query_vector is None:
             if embedder is None:
                 raise InvalidInput("mode", f"{mode} search needs an embedding model")
             query_vector = embedder.embed_queries([query])[0]
-        vector = index.search(datasets, np.asarray(query_vector, dtype=np.float32), want)
+        vector = vectors.search(datasets, np.asarray(query_vector, dtype=np.float32), want)
 
     if mode == "keyword":
         fused = dict(keyword)

@@ -18,8 +18,10 @@ from kbagent.errors import EmbeddingMismatch, InvalidInput, NotFound
 from kbagent.knowledge.analysis import analyze
 from kbagent.knowledge.embeddings import EmbeddingProvider, cached_passage_vectors
 from kbagent.knowledge.ingest import Ingestion, embedding_text
+from kbagent.knowledge.keyword_index import KeywordIndex
 from kbagent.knowledge.records import (
     DatasetInfo,
+    DatasetRef,
     DocumentInfo,
     IngestReport,
     ParagraphRecord,
@@ -28,7 +30,7 @@ from kbagent.knowledge.records import (
     SourceDocument,
 )
 from kbagent.knowledge.search import check_request, search_paragraphs
-from kbagent.knowledge.vector_index import DatasetRef, VectorIndex
+from kbagent.knowledge.vector_index import VectorIndex
 from kbagent.settings import Settings
 from kbagent.storage import Database, vector_store
 from kbagent.storage import datasets as dataset_rows
@@ -64,6 +66,7 @@ class KnowledgeBase:
         self.db = db
         self.settings = settings
         self.embedder = embedder
+        self.keywords = KeywordIndex(db)
         self.vectors = VectorIndex(
             db, exact_max_vectors=settings.search.exact_max_vectors, ivf_probes=settings.search.ivf_probes
         )
@@ -102,6 +105,7 @@ class KnowledgeBase:
             row = self._dataset(session, name)
             vector_store.drop_vector_index(session, row.id)
             dataset_rows.delete_dataset(session, row.id)
+        self.keywords.forget(row.id)
         self.vectors.forget(row.id)
 
     # -- ingestion ----------------------------------------------------------------------------------
@@ -191,6 +195,7 @@ class KnowledgeBase:
             vector_store.write_vectors(session, row.id, [pid for pid, _, _ in items], vectors)
             dataset_rows.set_embedding_model(session, row.id, model, dimension)
             vector_store.create_vector_index(session, row.id, dimension)
+        self.keywords.forget(row.id)
         self.vectors.forget(row.id)
         return self.get_dataset(dataset)
 
@@ -230,7 +235,8 @@ class KnowledgeBase:
             db=self.db,
             settings=self.settings.search,
             embedder=self.embedder,
-            index=self.vectors,
+            keywords=self.keywords,
+            vectors=self.vectors,
             analyze=analyze,
             datasets=refs,
             query=query,

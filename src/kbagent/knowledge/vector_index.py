@@ -16,14 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbagent.knowledge.ivf import IVFIndex
+from kbagent.knowledge.records import DatasetRef
 from kbagent.storage import Database, vector_store
-
-
-@dataclass(frozen=True)
-class DatasetRef:
-    id: int
-    revision: int
-    dimension: int
 
 
 @dataclass

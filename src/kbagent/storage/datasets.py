@@ -1,4 +1,4 @@
-"""Dataset rows: create, find, list with counts, delete, and the revision that vector caches watch."""
+"""Dataset rows: create, find, list with counts, delete, and the revision that the search indexes' caches watch."""
 
 from __future__ import annotations
 
@@ -56,13 +56,12 @@ def all_datasets(session: Session) -> list[Dataset]:
 
 
 def delete_dataset(session: Session, dataset_id: int) -> None:
-    # Paragraphs, embeddings, documents and jobs go with it through ON DELETE CASCADE; on SQLite the
-    # paragraph triggers remove each paragraph from the FTS index in the same transaction.
+    # Paragraphs, embeddings, documents and jobs go with it through ON DELETE CASCADE.
     session.execute(delete(Dataset).where(Dataset.id == dataset_id))
 
 
 def bump_revision(session: Session, dataset_id: int) -> None:
-    """Mark the dataset changed so in-process vector matrices are reloaded on the next search."""
+    """Mark the dataset changed: the in-process keyword and vector indexes catch up on its next search."""
     session.execute(update(Dataset).where(Dataset.id == dataset_id).values(revision=Dataset.revision + 1))
 
 

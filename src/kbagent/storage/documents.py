@@ -63,5 +63,6 @@ def save_document(
 
 
 def delete_document(session: Session, document_id: int) -> None:
-    # Paragraphs and their embeddings follow by ON DELETE CASCADE (and the FTS rows by trigger on SQLite).
+    # Paragraphs and their embeddings follow by ON DELETE CASCADE; the caller bumps the dataset revision
+    # so the in-process indexes drop them on the next search.
     session.execute(delete(Document).where(Document.id == document_id))

@@ -94,3 +94,36 @@ def iter_paragraph_texts(
             return
         yield [(int(r[0]), list(r[1] or []), r[2]) for r in rows]
         last = int(rows[-1][0])
+
+
+def paragraph_ids(session: Session, dataset_id: int) -> list[int]:
+    """Every paragraph id of a dataset, ascending."""
+    stmt = select(Paragraph.id).where(Paragraph.dataset_id == dataset_id).order_by(Paragraph.id)
+    return [int(i) for i in session.execute(stmt).scalars()]
+
+
+def search_texts(session: Session, ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(id, analysed keyword text) for the given ids, ascending; missing ids are absent."""
+    found: list[tuple[int, str]] = []
+    unique = sorted(set(ids))
+    for start in range(0, len(unique), _IN_CHUNK):
+        chunk = unique[start : start + _IN_CHUNK]
+        stmt = select(Paragraph.id, Paragraph.search_text).where(Paragraph.id.in_(chunk)).order_by(Paragraph.id)
+        found.extend((int(pid), text) for pid, text in session.execute(stmt))
+    return found
+
+
+def iter_search_texts(session: Session, dataset_id: int, batch: int = 5000) -> Iterator[list[tuple[int, str]]]:
+    """(id, analysed keyword text) of every paragraph of a dataset, in id order, in batches."""
+    last = 0
+    while True:
+        rows = session.execute(
+            select(Paragraph.id, Paragraph.search_text)
+            .where(Paragraph.dataset_id == dataset_id, Paragraph.id > last)
+            .order_by(Paragraph.id)
+            .limit(batch)
+        ).all()
+        if not rows:
+            return
+        yield [(int(pid), text) for pid, text in rows]
+        last = int(rows[-1][0])

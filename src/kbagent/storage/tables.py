@@ -41,6 +41,11 @@ class Base(DeclarativeBase):
 # at different content (PostgreSQL sequences never reuse ids anyway).
 _NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
+# Columns that exist only on PostgreSQL and are maintained by the server itself, never written through the
+# ORM: ``paragraphs.search_vector`` is the stored ``to_tsvector('simple', search_text)`` that
+# ``storage/text_search.py`` queries (migration 0004).
+POSTGRES_ONLY_COLUMNS = {"paragraphs": {"search_vector"}}
+
 
 class Dataset(Base):
     __tablename__ = "datasets"
