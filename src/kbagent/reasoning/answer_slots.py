@@ -28,6 +28,8 @@ _ZH_SLOTS: tuple[tuple[str, str, str], ...] = (
     (MONEY, r"多少钱|多少元|几元|金额|费用是多少", "金额"),
     (TIME, r"什么时候|什么时间|何时|哪一?天|哪一?年|几月几[日号]|几号|几点", "时间"),
     (NUMBER, r"多少|几(?![乎])个?|上限|最多", ""),
+    # "哪国人" asks a nationality; split as 哪 + 国人 it would leave "国人", a word no answer contains.
+    ("", r"哪一?国人?", ""),
     ("", r"什么|哪些|哪个|哪里|哪|怎么样|怎么办|怎么|怎样|如何|是否|为什么|吗|呢|谁", ""),
 )
 _EN_SLOTS: tuple[tuple[str, str, str], ...] = (

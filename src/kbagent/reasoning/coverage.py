@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kbagent.reasoning.answer_slots import slot_satisfied
-from kbagent.reasoning.entities import bridge_entities, find_entities, question_anchors, useful_bridge
+from kbagent.reasoning.entities import bridge_entities, find_entities, question_anchors, sentences, useful_bridge
 from kbagent.reasoning.evidence import Evidence
 from kbagent.reasoning.question import QuestionPart
 from kbagent.reasoning.terms import Term, TermIndex, query_key, terms
@@ -103,10 +103,17 @@ def cover(
     return out
 
 
+def _about(item: Evidence) -> str:
+    """What a paragraph is about: its own heading and its opening sentence."""
+    opening = sentences(item.content)[:1]
+    return "\n".join([item.title_path[-1] if item.title_path else "", *opening])
+
+
 def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], question: str) -> list[PartCoverage]:
     anchors = question_anchors(question)
     question_index = TermIndex(question)
     texts = [evidence_text(item) for item in evidence]
+    abouts = [_about(item) for item in evidence]
     names: dict[int, list[str]] = {}
 
     def bridges(i: int) -> list[str]:
@@ -116,11 +123,14 @@ def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], quest
         return names[i]
 
     def linked(i: int, j: int) -> bool:
-        return any(name in texts[j] for name in bridges(i)) or any(name in texts[i] for name in bridges(j))
+        # One paragraph names something the other is about ("... by singer-songwriter M. Ward" and "M. Ward is an
+        # American singer-songwriter ..."); a name both merely mention ("National Football League") links nothing.
+        return any(name in abouts[j] for name in bridges(i)) or any(name in abouts[i] for name in bridges(j))
 
     out: list[PartCoverage] = []
     for c in coverage:
-        if not c.part.hop or not c.lexical or any(t.key in anchors for t in c.part.terms):
+        named = any(t.key in anchors for t in c.part.terms)
+        if not c.part.hop or not c.lexical or (named and not c.part.bridge):
             out.append(c)
             continue
         others = {j for d in coverage if d is not c and d.part.hop for j in d.candidates}

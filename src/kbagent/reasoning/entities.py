@@ -17,9 +17,10 @@ from kbagent.reasoning.terms import EN_STOP, TermIndex, terms
 
 _QUOTED = re.compile(r"《([^》]{1,40})》|“([^”]{2,60})”|\"([^\"]{2,60})\"|``([^']{2,60})''|「([^」]{1,40})」")
 # A run of capitalised words, allowing short joiners inside ("University of Copenhagen", "Queen of the South").
+# Initials belong to the name they precede ("M. Ward", "J. R. R. Tolkien").
 _CAPITALISED = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z][\w'\-]*(?:\.[\w'\-]+)*"
-    r"(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*[A-Z0-9][\w'\-]*(?:\.[\w'\-]+)*)*"
+    r"(?<![A-Za-z0-9])(?:(?:[A-Z]|Mr|Mrs|Ms|Dr|St)\.\s?)*[A-Z][\w'\-]*(?:\.[\w'\-]+)*"
+    r"(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*(?:(?:[A-Z]|Mr|Mrs|Ms|Dr|St)\.\s?)*[A-Z0-9][\w'\-]*(?:\.[\w'\-]+)*)*"
 )
 _NUMBER_UNIT = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d+(?:\.\d+)?\s*(?:%|％|元|万元|亿元|天|个工作日|工作日|小时|分钟|年|个月|月|日|周|次|人|"
@@ -29,7 +30,11 @@ _NUMBER_UNIT = re.compile(
 _UNIT_CHARS = frozenset("天年月日号时分秒周个次人元岁倍级层位名家项条块件只张页")
 _NUMBER_PREFIX = frozenset("第满共约近超达每前后逾")
 _ZH_PROPER = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
-_SENTENCE = re.compile(r"(?<=[。！？；!?;])|(?<=[.])\s+(?=[A-Z\"“(])|\n+")
+_LEADING_NUMBER = re.compile(r"[\d.,:/\-–]+")
+# A full stop after an initial or a title ("M. Ward", "Dr. Smith") ends no sentence.
+_SENTENCE = re.compile(
+    r"(?<=[。！？；!?;])|(?<=[.])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bSt\.)\s+(?=[A-Z\"“(])|\n+"
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -45,6 +50,10 @@ def _clean_name(name: str) -> str:
         words = words[1:]
     while words and words[-1].lower() in EN_STOP:
         words = words[:-1]
+    # A number the capital-letter rule swept in before a name ("From 1945-1949 Dick Humbert played") is a date
+    # or count beside it, not part of it; a number after a name stays ("Heinkel HD 23").
+    while len(words) > 1 and _LEADING_NUMBER.fullmatch(words[0]):
+        words = words[1:]
     return " ".join(words).strip(" .,'\"-")
 
 
@@ -59,6 +68,15 @@ def _unit_fragment(word: str, before: str, after: str) -> bool:
     if any(ch.isdigit() for ch in word):
         return True
     return (word[0] in _UNIT_CHARS and before[-1:].isdigit()) or (word[-1] in _NUMBER_PREFIX and after[:1].isdigit())
+
+
+def _split_pair(name: str) -> list[str]:
+    """Two names the capital-letter rule joined at "and" ("Edward Stanley and John Batman", "Never Cry Wolf and
+    Big Hero 6") are two names; a short one stays whole ("Procter and Gamble", "Pride and Prejudice")."""
+    pieces = [p.strip() for p in re.split(r"\s+and\s+", name)]
+    if len(pieces) > 1 and all(len(p.split()) > 1 for p in pieces):
+        return [_clean_name(p) for p in pieces if _clean_name(p)]
+    return [name]
 
 
 def find_entities(text: str, quantities: bool = True) -> list[str]:
@@ -83,7 +101,8 @@ def find_entities(text: str, quantities: bool = True) -> list[str]:
         if " " not in name and not name.isupper() and _sentence_initial(text, match.start()):
             if not re.search(rf"(?<![.!?。！？\n]\s)(?<=\s){re.escape(name)}\b", text):
                 continue
-        add(name)
+        for piece in _split_pair(name):
+            add(piece)
     if re.search("[\u4e00-\u9fff]", text):
         pairs = [(pair.word, pair.flag) for pair in posseg.lcut(text)]
         for i, (word, flag) in enumerate(pairs):

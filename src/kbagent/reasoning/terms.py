@@ -63,6 +63,11 @@ class Term:
     cjk: bool
 
 
+def _dashes(text: str) -> str:
+    """En and em dashes read as hyphens: "1945–1949" in a paragraph is the "1945-1949" a question types."""
+    return text.replace("–", "-").replace("—", "-")
+
+
 @lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
@@ -99,7 +104,7 @@ def terms(text: str) -> list[Term]:
             seen.add(term.key)
             out.append(term)
 
-    for run in re.split(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)", text):
+    for run in re.split(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)", _dashes(text)):
         if not run:
             continue
         if _CJK.match(run):
@@ -127,7 +132,7 @@ class TermIndex:
     def __init__(self, text: str) -> None:
         self._lowered = text.lower()
         self._stems: set[str] = set()
-        for word in _LATIN_WORD.findall(text):
+        for word in _LATIN_WORD.findall(_dashes(text)):
             lowered = word.lower().strip("'-")
             if lowered.endswith("'s"):
                 lowered = lowered[:-2]
@@ -141,7 +146,9 @@ class TermIndex:
     def has(self, term: Term) -> bool:
         if term.cjk:
             return term.key in self._lowered
-        return term.key in self._stems
+        if term.key in self._stems:
+            return True
+        return any(form in self._stems for form in _agent_forms(term.key))
 
     def coverage(self, wanted: Iterable[Term]) -> float:
         """Share of ``wanted`` terms present; 1.0 for no terms (nothing to look for)."""
@@ -149,6 +156,19 @@ class TermIndex:
         if not wanted:
             return 1.0
         return sum(1 for term in wanted if self.has(term)) / len(wanted)
+
+
+def _agent_forms(key: str) -> tuple[str, ...]:
+    """The verb of an agent noun and back: "the director of Titanic" is answered by "directed by James Cameron"
+    ("founder"/"founded", "creator"/"created"), which the stemmer keeps apart. Short words are left alone
+    ("water" is not "wat")."""
+    if not key.isalpha():
+        return ()
+    if key.endswith(("or", "er")) and len(key) >= 6:
+        return (key[:-2],)
+    if len(key) >= 4:
+        return (key + "or", key + "er")
+    return ()
 
 
 def query_key(query: str) -> str:

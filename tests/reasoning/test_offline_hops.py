@@ -1,0 +1,99 @@
+"""The offline reasoner on questions that ask about something they only describe (a second hop is needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbagent.reasoning import Evidence, OfflineReasoner
+from kbagent.reasoning.entities import find_entities, sentences
+from kbagent.reasoning.question import split_question
+from kbagent.reasoning.terms import TermIndex, terms
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "Which country is the director of Titanic from?",
+            ["the director of Titanic", "Which country is the director from"],
+        ),
+        ("When was the founder of Acme Robotics born?", ["the founder of Acme Robotics", "When was the founder born"]),
+        (
+            "Blue Train is an album by a saxophonist born in what city?",
+            ["Blue Train is an album by a saxophonist", "a saxophonist born in what city"],
+        ),
+        ("《泰坦尼克号》的导演是哪国人？", ["《泰坦尼克号》的导演", "导演是哪国人"]),
+        ("华为公司的创始人是哪一年出生的？", ["华为公司的创始人", "创始人是哪一年出生的"]),
+        # Asking nothing beyond the description: one question about one thing.
+        ("What is the capital of France?", ["What is the capital of France"]),
+        ("What are the opening hours of the Shanghai office?", ["What are the opening hours of the Shanghai office"]),
+        ("张三的经理是谁", ["张三的经理是谁"]),
+        ("年假的天数是多少？", ["年假的天数是多少"]),
+    ],
+)
+def test_a_described_entity_is_a_hop_of_its_own(question: str, parts: list[str]) -> None:
+    split = split_question(question)
+    assert [p.text for p in split] == parts
+    if len(parts) > 1:
+        # The part asking about the described entity is the bridge: its answer lies in another paragraph.
+        assert [p.bridge for p in split] == [False, True]
+
+
+def test_names_keep_initials_and_drop_leading_years_and_pairs() -> None:
+    text = "It is the third album by singer-songwriter M. Ward. From 1945-1949 Dick Humbert played end."
+    names = find_entities(text, quantities=False)
+    assert "M. Ward" in names and "Dick Humbert" in names
+    assert len(sentences(text)) == 2
+    assert find_entities("Both Never Cry Wolf and Big Hero 6 were released", quantities=False) == [
+        "Never Cry Wolf",
+        "Big Hero 6",
+    ]
+    assert find_entities("Procter and Gamble sells soap", quantities=False) == ["Procter and Gamble"]
+
+
+def test_agent_nouns_match_their_verbs_and_dashes_match_hyphens() -> None:
+    index = TermIndex("Titanic is a 1997 film directed by James Cameron; he worked on it 1995–1997.")
+    assert index.coverage(terms("director of Titanic")) == 1.0
+    assert index.has(terms("1995-1997")[0])
+    assert not TermIndex("a glass of water").has(terms("wat")[0])
+
+
+TITANIC = Evidence(
+    "1", "Titanic", "Titanic is a 1997 American film written and directed by James Cameron.", ("Titanic",)
+)
+CAMERON = Evidence(
+    "2",
+    "James Cameron",
+    "James Cameron (born August 16, 1954) is a Canadian film director. He was born in Kapuskasing, Ontario.",
+    ("James Cameron",),
+)
+# A paragraph that mentions a film and a birth date but is not about the director the Titanic paragraph names.
+OTHER = Evidence(
+    "3",
+    "Avatar",
+    "Avatar premiered in London. Its producer Jon Landau was born on July 23, 1960; the film's director was praised.",
+    ("Avatar",),
+)
+
+
+async def test_the_director_question_takes_a_second_hop_on_the_named_director() -> None:
+    question = "When was the director of Titanic born?"
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [TITANIC], [question])
+    assert first.sufficient is False
+    assert "James Cameron" in first.next_queries[0]
+    # A birth date in a paragraph that is not about James Cameron does not answer the question.
+    assert (await reasoner.assess(question, [TITANIC, OTHER], [question])).sufficient is False
+    second = await reasoner.assess(question, [TITANIC, OTHER, CAMERON], [question, first.next_queries[0]])
+    assert second.sufficient is True
+
+
+async def test_the_chinese_director_question_takes_a_second_hop() -> None:
+    question = "电影《霸王别姬》的导演出生在哪一年？"
+    film = Evidence("1", "霸王别姬", "《霸王别姬》是1993年上映的电影，导演为陈凯歌，张国荣主演。", ("霸王别姬",))
+    director = Evidence("2", "陈凯歌", "陈凯歌，中国电影导演，1952年8月12日出生于北京。", ("陈凯歌",))
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [film], [question])
+    assert first.sufficient is False
+    assert any("陈凯歌" in query for query in first.next_queries)
+    assert (await reasoner.assess(question, [film, director], [question, *first.next_queries])).sufficient
