@@ -97,3 +97,29 @@ async def test_the_chinese_director_question_takes_a_second_hop() -> None:
     assert first.sufficient is False
     assert any("陈凯歌" in query for query in first.next_queries)
     assert (await reasoner.assess(question, [film, director], [question, *first.next_queries])).sufficient
+
+
+async def test_a_bridge_is_the_name_the_description_points_at_not_any_name_nearby() -> None:
+    question = "Kate Ramsay is a character from an Australian soap opera created by whom?"
+    kate = Evidence(
+        "1",
+        "Kate Ramsay",
+        'Kate Ramsay is a fictional character from the Australian soap opera "Neighbours", played by Ashleigh Brewer.',
+        ("Kate Ramsay",),
+    )
+    # About the actress: it has the words of the description, but it is not the soap opera.
+    actress = Evidence(
+        "2",
+        "Ashleigh Brewer",
+        "Ashleigh Brewer is an Australian actress, known for a soap opera created by Reg Watson.",
+        ("Ashleigh Brewer",),
+    )
+    show = Evidence(
+        "3", "Neighbours", "Neighbours is an Australian television soap opera created by Reg Watson.", ("Neighbours",)
+    )
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [kate, actress], [question])
+    assert first.sufficient is False
+    assert first.missing == "an Australian soap opera created by whom"
+    assert first.next_queries[0].startswith("Neighbours")
+    assert (await reasoner.assess(question, [kate, actress, show], [question, first.next_queries[0]])).sufficient

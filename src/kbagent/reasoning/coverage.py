@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from kbagent.reasoning.answer_slots import slot_satisfied
-from kbagent.reasoning.entities import bridge_entities, find_entities, question_anchors, sentences, useful_bridge
+from kbagent.reasoning.entities import (
+    bridge_entities,
+    find_entities,
+    nearest_names,
+    question_anchors,
+    useful_bridge,
+)
 from kbagent.reasoning.evidence import Evidence
 from kbagent.reasoning.question import QuestionPart
 from kbagent.reasoning.terms import Term, TermIndex, query_key, terms
@@ -103,17 +109,19 @@ def cover(
     return out
 
 
-def _about(item: Evidence) -> str:
-    """What a paragraph is about: its own heading and its opening sentence."""
-    opening = sentences(item.content)[:1]
-    return "\n".join([item.title_path[-1] if item.title_path else "", *opening])
+def _is_about(item: Evidence, name: str) -> bool:
+    """Whether a paragraph is about ``name``: its heading names it, or its text opens with it ("Neighbours is an
+    Australian soap opera ..."); a paragraph that merely mentions the name is about something else."""
+    lowered = name.lower()
+    heading = (item.title_path[-1] if item.title_path else item.document).lower()
+    body = item.content.lstrip(" \"'“(").lower()
+    return lowered in heading or body.startswith(lowered) or body.startswith(f"the {lowered}")
 
 
 def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], question: str) -> list[PartCoverage]:
     anchors = question_anchors(question)
     question_index = TermIndex(question)
     texts = [evidence_text(item) for item in evidence]
-    abouts = [_about(item) for item in evidence]
     names: dict[int, list[str]] = {}
 
     def bridges(i: int) -> list[str]:
@@ -122,10 +130,14 @@ def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], quest
             names[i] = [n for n in found if not all(question_index.has(t) for t in terms(n)) and useful_bridge(n, "")]
         return names[i]
 
-    def linked(i: int, j: int) -> bool:
+    def linked(i: int, j: int, description: Sequence[Term]) -> bool:
         # One paragraph names something the other is about ("... by singer-songwriter M. Ward" and "M. Ward is an
         # American singer-songwriter ..."); a name both merely mention ("National Football League") links nothing.
-        return any(name in abouts[j] for name in bridges(i)) or any(name in abouts[i] for name in bridges(j))
+        # For a bridge the name must be the one the description points at: in "a character from the Australian
+        # soap opera Neighbours, played by Ashleigh Brewer" the soap opera is Neighbours, not the actress.
+        names_i = nearest_names(texts[i], description, bridges(i)) if description else bridges(i)
+        names_j = nearest_names(texts[j], description, bridges(j)) if description else bridges(j)
+        return any(_is_about(evidence[j], n) for n in names_i) or any(_is_about(evidence[i], n) for n in names_j)
 
     out: list[PartCoverage] = []
     for c in coverage:
@@ -133,8 +145,11 @@ def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], quest
         if not c.part.hop or not c.lexical or (named and not c.part.bridge):
             out.append(c)
             continue
-        others = {j for d in coverage if d is not c and d.part.hop for j in d.candidates}
-        ok = any(i != j and linked(i, j) for i in c.candidates for j in others if j != i)
+        siblings = [d for d in coverage if d is not c and d.part.hop]
+        shared = {t.key for d in siblings for t in d.part.terms}
+        description = [t for t in c.part.terms if t.key in shared] if c.part.bridge else []
+        others = {j for d in siblings for j in d.candidates}
+        ok = any(i != j and linked(i, j, description) for i in c.candidates for j in others if j != i)
         out.append(replace(c, linked=ok))
     return out
 
@@ -190,7 +205,11 @@ def follow_up_queries(
             candidates.append(_query([t.surface for t in c.part.terms], c.part.hint))
     headings = " ".join(item.title_path[-1] if item.title_path else item.document for item in evidence).lower()
     for c in uncovered:
-        own = [name for name in find_entities(c.part.text, quantities=False) if name.lower() not in headings]
+        own = [
+            name
+            for name in find_entities(c.part.text, quantities=False)
+            if name.lower() not in headings and useful_bridge(name, "")  # "Australian" names no paragraph
+        ]
         if own:
             residual = [t.surface for t in c.part.terms if t.key not in anchors]
             candidates.append(_query([*own, *residual[:MAX_RESIDUAL_TERMS]]))

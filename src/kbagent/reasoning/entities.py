@@ -9,11 +9,11 @@ Chinese proper nouns (jieba.posseg nr/ns/nt/nz), numbers with units and dates.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import jieba.posseg as posseg
 
-from kbagent.reasoning.terms import EN_STOP, TermIndex, terms
+from kbagent.reasoning.terms import EN_STOP, Term, TermIndex, terms
 
 _QUOTED = re.compile(r"《([^》]{1,40})》|“([^”]{2,60})”|\"([^\"]{2,60})\"|``([^']{2,60})''|「([^」]{1,40})」")
 # A run of capitalised words, allowing short joiners inside ("University of Copenhagen", "Queen of the South").
@@ -168,3 +168,27 @@ def bridge_entities(question: str, passages: Iterable[str], limit: int = 4, focu
                 order.setdefault(name, len(order))
     ranked = sorted(best, key=lambda name: (-best[name], order[name]))
     return ranked[:limit]
+
+
+def nearest_names(text: str, description: Sequence[Term], names: Sequence[str]) -> list[str]:
+    """Of ``names``, the ones written closest to the words of ``description`` in ``text`` (the fewest words
+    apart, in a sentence using those words): "the Australian soap opera "Neighbours", played by Ashleigh Brewer"
+    gives Neighbours for "soap opera"."""
+    best: dict[str, int] = {}
+    for sentence in sentences(text):
+        words = list(re.finditer(r"\S+", sentence))
+        hits = [k for k, word in enumerate(words) if any(TermIndex(word.group(0)).has(t) for t in description)]
+        if not hits:
+            continue
+        for name in names:
+            at = sentence.find(name)
+            if at < 0:
+                continue
+            first = sum(1 for word in words if word.end() <= at)
+            last = first + len(name.split()) - 1
+            distance = min(max(first - k, k - last, 0) for k in hits)
+            best[name] = min(distance, best.get(name, distance))
+    if not best:
+        return []
+    closest = min(best.values())
+    return [name for name in names if best.get(name) == closest]
