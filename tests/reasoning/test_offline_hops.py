@@ -123,3 +123,37 @@ async def test_a_bridge_is_the_name_the_description_points_at_not_any_name_nearb
     assert first.missing == "an Australian soap opera created by whom"
     assert first.next_queries[0].startswith("Neighbours")
     assert (await reasoner.assess(question, [kate, actress, show], [question, first.next_queries[0]])).sufficient
+
+
+async def test_a_comparison_needs_a_paragraph_about_each_thing_compared() -> None:
+    question = "Were Iain Banks and Irwin Shaw both novelists?"
+    shaw = Evidence(
+        "1",
+        "Irwin Shaw",
+        "Irwin Shaw was an American playwright, screenwriter and novelist.",
+        ("Irwin Shaw",),
+    )
+    # Mentions Iain Banks and the word, but is about a novel, not about him.
+    novel = Evidence("2", "The Wasp Factory", "The Wasp Factory is the first novel by Iain Banks, a Scottish novelist.")
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [shaw, novel], [question])
+    assert first.sufficient is False
+    assert any("Iain Banks" in query for query in first.next_queries)
+    banks = Evidence(
+        "3",
+        "Iain Banks",
+        "Iain Banks was a Scottish novelist who also wrote science fiction.",
+        ("Iain Banks",),
+    )
+    assert (await reasoner.assess(question, [shaw, novel, banks], [question, *first.next_queries])).sufficient
+
+
+async def test_a_chinese_comparison_needs_a_paragraph_about_each_person() -> None:
+    question = "张三和李四的工龄分别是多少年？"
+    zhang = Evidence("1", "员工档案", "张三于2015年入职，工龄10年，曾与李四共事。", ("张三",))
+    reasoner = OfflineReasoner()
+    first = await reasoner.assess(question, [zhang], [question])
+    assert first.sufficient is False
+    assert any("李四" in query for query in first.next_queries)
+    li = Evidence("2", "员工档案", "李四于2019年入职，工龄6年。", ("李四",))
+    assert (await reasoner.assess(question, [zhang, li], [question, *first.next_queries])).sufficient

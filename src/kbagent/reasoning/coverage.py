@@ -13,6 +13,7 @@ it, and the two share a name the question does not mention (the bridge: "Maximum
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -21,6 +22,7 @@ from kbagent.reasoning.entities import (
     bridge_entities,
     find_entities,
     nearest_names,
+    paired_names,
     question_anchors,
     useful_bridge,
 )
@@ -45,6 +47,7 @@ class PartCoverage:
     candidates: tuple[int, ...] = ()
     linked: bool = True
     slot_filled: bool = True
+    subjects_found: bool = True
 
     @property
     def words_found(self) -> bool:
@@ -58,7 +61,7 @@ class PartCoverage:
 
     @property
     def covered(self) -> bool:
-        return self.lexical and self.linked
+        return self.lexical and self.linked and self.subjects_found
 
 
 def evidence_text(item: Evidence) -> str:
@@ -81,6 +84,9 @@ def cover(
     out: list[PartCoverage] = []
     names = find_entities(question, quantities=False) if question else []
     lowered = [evidence_text(item).lower() for item in evidence] if names else []
+    # Things the question compares or connects ("Between Iain Banks and Irwin Shaw, ..."): each needs a paragraph
+    # about it; a mention inside a paragraph about the other says too little to compare.
+    compared = paired_names(question, names) if evidence else []
     for part in parts:
         # A name the part mentions must appear whole: "Mark" and "King" in a paragraph about King Mark are not
         # "Mark King".
@@ -99,9 +105,16 @@ def cover(
             if share > best_share:
                 best_index, best_share = i, share
         missing = tuple(t for t in part.terms if not any(index.has(t) for index in indexes))
+        subjects = [n for n in compared if n in part.text]
         out.append(
             PartCoverage(
-                part, best_share, best_index, missing, tuple(candidates), slot_filled=not part.slot or bool(candidates)
+                part,
+                best_share,
+                best_index,
+                missing,
+                tuple(candidates),
+                slot_filled=not part.slot or bool(candidates),
+                subjects_found=all(any(_is_about(item, n) for item in evidence) for n in subjects),
             )
         )
     if evidence and question and sum(1 for c in out if c.part.hop) > 1:
@@ -112,10 +125,13 @@ def cover(
 def _is_about(item: Evidence, name: str) -> bool:
     """Whether a paragraph is about ``name``: its heading names it, or its text opens with it ("Neighbours is an
     Australian soap opera ..."); a paragraph that merely mentions the name is about something else."""
-    lowered = name.lower()
-    heading = (item.title_path[-1] if item.title_path else item.document).lower()
-    body = item.content.lstrip(" \"'“(").lower()
-    return lowered in heading or body.startswith(lowered) or body.startswith(f"the {lowered}")
+    heading = item.title_path[-1] if item.title_path else item.document
+    body = item.content.lstrip(" \"'“(")
+    body = body[4:] if body[:4].lower() == "the " else body
+    # Whole words, and the whole name: the heading "Lee Roy Selmon's" (a restaurant) and the opening "The Lee Roy
+    # Selmon Expressway is ..." are about something else.
+    whole = re.compile(rf"(?<![\w'’]){re.escape(name)}(?![\w'’]|(?-i:\s+[A-Z]))", re.IGNORECASE)
+    return bool(whole.search(heading) or whole.match(body))
 
 
 def _link_hops(coverage: list[PartCoverage], evidence: Sequence[Evidence], question: str) -> list[PartCoverage]:
@@ -203,12 +219,11 @@ def follow_up_queries(
     for c in uncovered:
         if c.words_found and not c.slot_filled:
             candidates.append(_query([t.surface for t in c.part.terms], c.part.hint))
-    headings = " ".join(item.title_path[-1] if item.title_path else item.document for item in evidence).lower()
     for c in uncovered:
         own = [
             name
             for name in find_entities(c.part.text, quantities=False)
-            if name.lower() not in headings and useful_bridge(name, "")  # "Australian" names no paragraph
+            if not any(_is_about(item, name) for item in evidence) and useful_bridge(name, "")  # not "Australian"
         ]
         if own:
             residual = [t.surface for t in c.part.terms if t.key not in anchors]

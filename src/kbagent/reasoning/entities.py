@@ -17,11 +17,11 @@ from kbagent.reasoning.terms import EN_STOP, Term, TermIndex, terms
 
 _QUOTED = re.compile(r"《([^》]{1,40})》|“([^”]{2,60})”|\"([^\"]{2,60})\"|``([^']{2,60})''|「([^」]{1,40})」")
 # A run of capitalised words, allowing short joiners inside ("University of Copenhagen", "Queen of the South").
-# Initials belong to the name they precede ("M. Ward", "J. R. R. Tolkien").
-_CAPITALISED = re.compile(
-    r"(?<![A-Za-z0-9])(?:(?:[A-Z]|Mr|Mrs|Ms|Dr|St)\.\s?)*[A-Z][\w'\-]*(?:\.[\w'\-]+)*"
-    r"(?:\s+(?:(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)\s+)*(?:(?:[A-Z]|Mr|Mrs|Ms|Dr|St)\.\s?)*[A-Z0-9][\w'\-]*(?:\.[\w'\-]+)*)*"
-)
+# Initials belong to the name they precede ("M. Ward", "J. R. R. Tolkien"); a name never runs over a line break (a
+# heading above a paragraph that opens with a name is two names).
+_NAME_WORD = r"(?:(?:[A-Z]|Mr|Mrs|Ms|Dr|St)\.\s?)*[A-Z0-9][\w'\-]*(?:\.[\w'\-]+)*"
+_JOINER = r"(?:of|the|de|la|van|von|der|and|for|du|del|di|da|&)"
+_CAPITALISED = re.compile(rf"(?<![A-Za-z0-9])(?=[A-Z]){_NAME_WORD}(?:[ \t]+(?:{_JOINER}[ \t]+)*{_NAME_WORD})*")
 _NUMBER_UNIT = re.compile(
     r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d+(?:\.\d+)?\s*(?:%|％|元|万元|亿元|天|个工作日|工作日|小时|分钟|年|个月|月|日|周|次|人|"
     r"km|公里|kg|公斤|米|平方米|percent|days?|hours?|weeks?|months?|years?|dollars?|USD|RMB|CNY)"
@@ -192,3 +192,22 @@ def nearest_names(text: str, description: Sequence[Term], names: Sequence[str]) 
         return []
     closest = min(best.values())
     return [name for name in names if best.get(name) == closest]
+
+
+# Between two names: an optional few lower-case words ("Tampa Bay Buccaneers draft history and Lee Roy Selmon"),
+# then the conjunction.
+_PAIRING = re.compile(
+    r"(?:\s+[a-z][\w\-]*){0,3}\s*,?\s*(?:and|or|vs\.?|versus|和|与|跟|或|及|、)\s*(?:the\s+)?", re.IGNORECASE
+)
+
+
+def paired_names(text: str, names: Sequence[str]) -> list[str]:
+    """Of ``names`` (in the order ``text`` gives them), the ones joined to another by "and"/"or"/"和"/"与":
+    the things a question compares or connects ("Between Iain Banks and Irwin Shaw, who ...")."""
+    paired: list[str] = []
+    for first, second in zip(names, names[1:], strict=False):
+        start = text.find(first)
+        end = text.find(second, start + len(first)) if start >= 0 else -1
+        if end >= 0 and _PAIRING.fullmatch(text[start + len(first) : end]):
+            paired.extend(n for n in (first, second) if n not in paired)
+    return paired
