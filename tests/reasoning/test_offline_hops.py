@@ -157,3 +157,25 @@ async def test_a_chinese_comparison_needs_a_paragraph_about_each_person() -> Non
     assert any("李四" in query for query in first.next_queries)
     li = Evidence("2", "员工档案", "李四于2019年入职，工龄6年。", ("李四",))
     assert (await reasoner.assess(question, [zhang, li], [question, *first.next_queries])).sufficient
+
+
+def test_a_possessive_role_is_a_hop_too() -> None:
+    parts = split_question("When was Acme's founder born?")
+    assert [p.text for p in parts] == ["Acme's founder", "When was the founder born"]
+    assert parts[1].bridge and parts[1].slot == "time"
+    assert find_entities("Which region is Corey Taylor's city of birth in?", quantities=False) == ["Corey Taylor"]
+
+
+async def test_each_bridge_name_is_tried_before_one_is_repeated_for_another_part() -> None:
+    question = "In which region is Corey Taylor's city of birth located?"
+    label = Evidence(
+        "1",
+        "Great Big Mouth Records",
+        "Great Big Mouth Records is a label founded by Corey Taylor, who was born in Des Moines and grew up in "
+        "Waterloo.",
+        ("Great Big Mouth Records",),
+    )
+    judged = await OfflineReasoner().assess(question, [label], [question])
+    bridged = [q for q in judged.next_queries if q.startswith(("Des Moines", "Waterloo"))]
+    # Both candidate cities are searched before Des Moines comes back with the words of the other part.
+    assert [q.split()[0] for q in bridged[:2]] == ["Des", "Waterloo"]

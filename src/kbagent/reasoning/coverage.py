@@ -8,7 +8,10 @@ knowledge: the offline reasoner cannot know an answer it has not read.
 A hop (a part split off at a relative clause, "the film that was shot in Leland") needs more: the words of
 "who directed the film" sit in the Leland paragraph too, yet the director is named elsewhere. So a hop part that
 names nothing from the question counts only when a paragraph other than the ones covering the other hops covers
-it, and the two share a name the question does not mention (the bridge: "Maximum Overdrive").
+it, and one of the two is about a name the other gives and the question does not mention (the bridge: "Maximum
+Overdrive"). A bridge part ("a singer-songwriter from what state") needs that link even when it names something
+of the question, through the name its description points at. Things a question compares or connects ("Between
+Iain Banks and Irwin Shaw") each need a paragraph about them.
 """
 
 from __future__ import annotations
@@ -228,11 +231,16 @@ def follow_up_queries(
         if own:
             residual = [t.surface for t in c.part.terms if t.key not in anchors]
             candidates.append(_query([*own, *residual[:MAX_RESIDUAL_TERMS]]))
-    for rank in range(max(1, len(entities))):
-        for c in uncovered:
-            entity = entities[rank] if rank < len(entities) else ""
-            residual = [t.surface for t in c.part.terms if t.key not in anchors] or [t.surface for t in c.part.terms]
-            candidates.append(_query([entity, *residual[:MAX_RESIDUAL_TERMS]]) if entity else _query(residual))
+    # Each bridge name is searched with the words of the first open part only: the same name beside another
+    # part's words finds mostly the same paragraphs and would crowd out the next name.
+    for pass_parts in (uncovered[:1], uncovered[1:]):
+        for rank in range(max(1, len(entities))):
+            for c in pass_parts:
+                entity = entities[rank] if rank < len(entities) else ""
+                residual = [t.surface for t in c.part.terms if t.key not in anchors] or [
+                    t.surface for t in c.part.terms
+                ]
+                candidates.append(_query([entity, *residual[:MAX_RESIDUAL_TERMS]]) if entity else _query(residual))
     for c in uncovered:
         candidates.append(_query([t.surface for t in c.part.terms], c.part.hint))
 

@@ -43,7 +43,8 @@ def sentences(text: str) -> list[str]:
 
 
 def _clean_name(name: str) -> str:
-    name = name.strip(" .,'\"-")
+    # A possessive is not part of the name: "Corey Taylor's city" names Corey Taylor.
+    name = re.sub(r"['’]s\b", "", name.strip()).strip(" .,'\"-")
     words = name.split()
     # Drop sentence-initial function words the capital-letter rule catches ("The", "In 1990 ...").
     while words and words[0].lower() in EN_STOP:

@@ -55,17 +55,20 @@ _EN_INDEFINITE = re.compile(
 _EN_ROLE_OF = re.compile(r"\bthe\s+((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)(?=\s+of\s)")
 # A lower-case word right after a name that still belongs to its noun phrase ("the Shanghai office"); a participle
 # ("the founder of Acme born when") starts what is asked instead.
-_EN_PARTICIPLE = re.compile(r"\w+(?:ed|own|orn|tten|aken|oken|iven)")
+_EN_PARTICIPLE = re.compile(r"\w+(?:ed|ing|own|orn|tten|aken|oken|iven)")
 # Words of an English noun phrase that end it: a participle after its first word ("a team based in"), a function
-# word, or a capitalised word after lower-case ones ("a demon Lilu is ...": Lilu starts something else).
-_MAX_DESCRIPTION_WORDS = 4
+# word, or a capitalised word after lower-case ones ("a demon Lilu is ...": Lilu starts something else). What a
+# possessive names is short ("Acme's founder", "his alma mater"): past two words a verb has begun.
+_MAX_POSSESSED_WORDS = 2
 
 
-def _part(text: str, hop: bool = False, bridge: bool = False) -> QuestionPart | None:
+def _part(text: str, hop: bool = False, role: str = "") -> QuestionPart | None:
     text = text.strip(" ,，、")
     reading = read_slot(text)
     found = tuple(terms(reading.content))
-    return QuestionPart(text, found, hop, reading.slot, reading.hint, bridge) if found else None
+    if not found:
+        return None
+    return QuestionPart(text, found, hop, reading.slot, reading.hint, role == "bridge")
 
 
 def _split_zh_clause(clause: str) -> list[str]:
@@ -98,13 +101,14 @@ def _asks_more(text: str, about: str) -> bool:
     return any(t.key not in own for t in terms(text))
 
 
-def _noun_phrase_end(text: str, start: int) -> int:
-    """End of the noun phrase starting at ``start`` (after its article), 0 when there is none."""
+def _noun_phrase_end(text: str, start: int, most: int = 4) -> int:
+    """End of the noun phrase of at most ``most`` words starting at ``start`` (after its article), 0 when there
+    is none."""
     end = 0
     for count, match in enumerate(re.finditer(r"[\w\-'\"“”]+", text[start:])):
         word = match.group(0).strip("\"“”'")
         lowered = word.lower()
-        if count >= _MAX_DESCRIPTION_WORDS or lowered in EN_STOP or _EN_ASKING.fullmatch(lowered):
+        if count >= most or lowered in EN_STOP or _EN_ASKING.fullmatch(lowered):
             break
         if count and (_EN_PARTICIPLE.fullmatch(lowered) or (word[:1].isupper() and not text[start:][:1].isupper())):
             break
@@ -148,6 +152,24 @@ def _split_description(piece: str) -> list[str] | None:
             remainder = f"{piece[: match.start()]}the {match.group(1)}{piece[end:]}"
             if _asks_more(remainder, match.group(1)):
                 return [piece[match.start() : end], remainder]
+    for name in names:
+        # The same with a possessive: "Akinoshu Kenji's birthplace", "Hello Love's performer".
+        owner = re.sub(r"['’]s$", "", name)
+        at = piece.find(owner)
+        mark = re.match(r"['’]s\s+", piece[at + len(owner) :]) if at >= 0 else None
+        if mark is None:
+            continue
+        start = at + len(owner) + mark.end()
+        end = _noun_phrase_end(piece, start, _MAX_POSSESSED_WORDS)
+        # "Corey Taylor's city of birth": a role may go on with "of" and one word.
+        more = re.match(r"\s+of\s+[a-z]+\b", piece[end:]) if end else None
+        end += more.end() if more else 0
+        if end and not piece[start].isupper():
+            lead = piece[:at]
+            article = "" if lead.lower().endswith("the ") else "the "
+            remainder = f"{lead}{article}{piece[start:end]}{piece[end:]}"
+            if _asks_more(remainder, piece[start:end]):
+                return [piece[at:end], remainder]
     return None
 
 
@@ -185,17 +207,17 @@ def _relative_pieces(clause: str) -> list[str]:
     return pieces
 
 
-# (text, hop, bridge) of a part before its terms are read.
-_Piece = tuple[str, bool, bool]
+# (text, hop, role) of a part before its terms are read; role is "anchor", "bridge" or "".
+_Piece = tuple[str, bool, str]
 
 
 def _split_en_sentence(sentence: str) -> list[_Piece]:
     out: list[_Piece] = []
     for clause in _EN_CLAUSE_SPLIT.split(sentence):
-        pieces: list[tuple[str, bool]] = []
+        pieces: list[tuple[str, str]] = []
         for piece in _relative_pieces(clause):
             split = _split_description(piece)
-            pieces.extend([(split[0], False), (split[1], True)] if split else [(piece, False)])
+            pieces.extend([(split[0], "anchor"), (split[1], "bridge")] if split else [(piece, "")])
         hop = len(pieces) > 1
         for piece, bridge in pieces:
             conjuncts = [c for c in _EN_NOUN_CONJ.split(piece) if c.strip()]
@@ -225,9 +247,9 @@ def split_question(question: str) -> list[QuestionPart]:
                 for text in _split_zh_clause(clause):
                     described = _split_zh_description(text)
                     if described:
-                        texts.extend([(described[0], True, False), (described[1], True, True)])
+                        texts.extend([(described[0], True, "anchor"), (described[1], True, "bridge")])
                     else:
-                        texts.append((text, False, False))
+                        texts.append((text, False, ""))
             else:
                 texts.extend(_split_en_sentence(clause))
     else:
