@@ -29,6 +29,7 @@ _NUMBER_UNIT = re.compile(
 )
 _UNIT_CHARS = frozenset("天年月日号时分秒周个次人元岁倍级层位名家项条块件只张页")
 _NUMBER_PREFIX = frozenset("第满共约近超达每前后逾")
+_ZH_DOTTED = re.compile(r"[\u4e00-\u9fff]{1,8}(?:[·•・][\u4e00-\u9fff]{1,8})+")
 _ZH_PROPER = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
 _LEADING_NUMBER = re.compile(r"[\d.,:/\-–]+")
 # A full stop after an initial or a title ("M. Ward", "Dr. Smith") ends no sentence.
@@ -105,6 +106,9 @@ def find_entities(text: str, quantities: bool = True) -> list[str]:
         for piece in _split_pair(name):
             add(piece)
     if re.search("[\u4e00-\u9fff]", text):
+        # A transliterated name is one name across its middle dot ("詹姆斯·卡梅隆"), which jieba splits in two.
+        for match in _ZH_DOTTED.finditer(text):
+            add(match.group(0))
         pairs = [(pair.word, pair.flag) for pair in posseg.lcut(text)]
         for i, (word, flag) in enumerate(pairs):
             before = pairs[i - 1][0] if i else ""
