@@ -7,8 +7,8 @@ Each argument is FOLDER[:SPLIT[:MAX_PASSAGES]]; MAX_PASSAGES indexes only the fi
 only the queries whose relevant passages are all among them (``--max-passages`` of the CLI). The index
 comes from the same cache as ``kbagent eval retrieval`` (under ``data_dir/eval-cache``), so a folder
 already evaluated costs no embedding. Prints nDCG@10, Recall@10,
-Recall@100 and MRR@10 for keyword, vector, and hybrid with RRF (k = 10, 60) and weighted fusion
-(keyword_weight 0.2 .. 0.7), plus the best single mode for comparison.
+Recall@100 and MRR@10 for keyword, vector, and hybrid with RRF (k = 10, 60) and weighted fusion under both
+normalisations (min-max, z-score; keyword_weight 0.3 .. 0.6), plus the best single mode for comparison.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from kbagent.evaluation.retrieval import prepare_index, run_mode
 from kbagent.settings import Settings, load_settings
 
 FUSIONS: list[dict[str, Any]] = [{"fusion": "rrf", "rrf_k": k} for k in (10, 60)] + [
-    {"fusion": "weighted", "keyword_weight": w} for w in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+    {"fusion": "weighted", "normalization": n, "keyword_weight": w}
+    for n in ("minmax", "zscore")
+    for w in (0.3, 0.4, 0.5, 0.6)
 ]
 
 
@@ -35,7 +37,7 @@ def with_search(settings: Settings, **changes: Any) -> Settings:
 def label(fusion: dict[str, Any]) -> str:
     if fusion["fusion"] == "rrf":
         return f"rrf k={fusion['rrf_k']}"
-    return f"weighted w={fusion['keyword_weight']}"
+    return f"{fusion['normalization']} w={fusion['keyword_weight']}"
 
 
 def main() -> None:

@@ -92,21 +92,33 @@ class SearchSettings(_Section):
             "(README, Evaluation and performance): it beat `rrf` on SciFact train and RGB-zh."
         ),
     )
+    normalization: Literal["zscore", "minmax"] = Field(
+        "zscore",
+        description=(
+            "How weighted fusion puts each list's scores on one scale: `zscore` (standard scores) or `minmax` "
+            "(0..1 between the list's lowest and highest). `zscore` had the higher mean nDCG@10 over SciFact "
+            "train and RGB-zh."
+        ),
+    )
     keyword_weight: float = Field(
         0.4,
         ge=0,
         le=1,
         description=(
-            "Weight of the normalised keyword score in weighted fusion (vector gets 1-w); 0.4 tied 0.5 on mean "
-            "nDCG@10 over SciFact train and RGB-zh and keeps the larger margin over the better single mode."
+            "Weight of the normalised keyword score in weighted fusion (vector gets 1-w); 0.4 had the highest "
+            "mean nDCG@10 over SciFact train and RGB-zh (English claims favour keywords, Chinese news vectors)."
         ),
     )
     rrf_k: int = Field(60, ge=1, le=1000, description="Rank constant for reciprocal-rank fusion.")
     candidates: int = Field(
-        100,
+        200,
         ge=10,
         le=5000,
-        description="Candidates taken from each of keyword and vector search before fusion.",
+        description=(
+            "Candidates taken from each of keyword and vector search before fusion. More candidates give the "
+            "normalisation a fuller picture of each list (200 over 100: +0.004 to +0.011 nDCG@10 on SciFact and "
+            "RGB-zh); the cost is a fraction of a millisecond."
+        ),
     )
     max_query_chars: int = Field(2000, ge=1, le=100000, description="Longest search query accepted.")
     exact_max_vectors: int = Field(

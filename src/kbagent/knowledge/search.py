@@ -1,10 +1,12 @@
 """Keyword, vector and hybrid search over one or more datasets, with one results contract on every backend.
 
 Hybrid search takes ``search.candidates`` from each index and fuses them, either by reciprocal rank
-(``rrf``: sum of 1/(rrf_k + rank)) or by a weighted sum of min-max normalised scores (``weighted``:
-w * keyword + (1-w) * vector, a paragraph missing from one list scoring 0 there). Which one is the
-default, and with which weight, is decided by measurement (``kbagent eval retrieval``), so both are
-settings rather than constants.
+(``rrf``: sum of 1/(rrf_k + rank)) or by a weighted sum of normalised scores (``weighted``:
+w * keyword + (1-w) * vector). BM25 and cosine live on unrelated scales, so each list is first put on its
+own: ``zscore`` (standard scores, distance from the list's mean in standard deviations) or ``minmax`` (0 at
+the list's lowest score, 1 at its highest). A paragraph missing from one list counts there as the lowest
+candidate of that list: it ranked below all of them. Which fusion, normalisation and weight are the default
+is decided by measurement (``kbagent eval retrieval``, ``benchmarks/fusion_sweep.py``), so all are settings.
 """
 
 from __future__ import annotations
@@ -56,10 +58,30 @@ def min_max(ranked: Ranked) -> dict[int, float]:
     return {pid: (score - low) / (high - low) for pid, score in ranked}
 
 
-def fuse_weighted(keyword: Ranked, vector: Ranked, keyword_weight: float) -> dict[int, float]:
-    kw, vec = min_max(keyword), min_max(vector)
+def standard_scores(ranked: Ranked) -> dict[int, float]:
+    """Scores as standard deviations from the list's mean. Min-max is sensitive to the one lowest and one
+    highest score of the list; the mean and spread of all candidates are steadier. When all scores are equal
+    there is no spread, and ``min_max``'s rule applies."""
+    if len(ranked) < 2:
+        return min_max(ranked)
+    values = np.fromiter((score for _, score in ranked), dtype=np.float64, count=len(ranked))
+    spread = float(values.std())
+    if spread <= 1e-12:
+        return min_max(ranked)
+    mean = float(values.mean())
+    return {pid: (score - mean) / spread for pid, score in ranked}
+
+
+def fuse_weighted(
+    keyword: Ranked, vector: Ranked, keyword_weight: float, normalization: str = "zscore"
+) -> dict[int, float]:
+    normalize = standard_scores if normalization == "zscore" else min_max
+    kw, vec = normalize(keyword), normalize(vector)
+    # Absent from a list: as low as its lowest candidate (0 under min-max).
+    kw_floor = min(kw.values(), default=0.0)
+    vec_floor = min(vec.values(), default=0.0)
     return {
-        pid: keyword_weight * kw.get(pid, 0.0) + (1.0 - keyword_weight) * vec.get(pid, 0.0)
+        pid: keyword_weight * kw.get(pid, kw_floor) + (1.0 - keyword_weight) * vec.get(pid, vec_floor)
         for pid in kw.keys() | vec.keys()
     }
 
@@ -107,7 +129,7 @@ def search_paragraphs(
     elif settings.fusion == "rrf":
         fused = fuse_rrf(keyword, vector, settings.rrf_k)
     else:
-        fused = fuse_weighted(keyword, vector, settings.keyword_weight)
+        fused = fuse_weighted(keyword, vector, settings.keyword_weight, settings.normalization)
 
     best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:top_k]
     kw_scores, vec_scores = dict(keyword), dict(vector)
