@@ -163,6 +163,13 @@ def open_bench(url: str, size: int, log: Callable[[str], None]) -> Database:
     return db
 
 
+def resident_mb() -> float:
+    """This process's resident memory now (Linux), in MB."""
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def make_queries(count: int, size: int) -> list[str]:
     """Queries made from words of paragraphs drawn by the same generator (seed differs from the build)."""
     gen = ParagraphGenerator(Vocabulary.load(), analyze, seed=size + 1)
@@ -177,9 +184,11 @@ def measure(db: Database, queries: list[str], vectors: np.ndarray, rounds: int) 
     # (PostgreSQL) and loads jieba; the first vector search loads the matrix and clusters it (SQLite) or
     # reads the HNSW pages (PostgreSQL).
     for mode in ("keyword", "vector", "hybrid"):
+        before = resident_mb()
         t = time.perf_counter()
         kb.search([DATASET], queries[0], top_k=10, mode=mode, query_vector=vectors[0])
         timings[f"warm_up_{mode}"] = [time.perf_counter() - t]
+        timings[f"loaded_mb_{mode}"] = [resident_mb() - before]
     # Peak resident memory of this process after the indexes are loaded (the matrix, the IVF copy and the
     # keyword index); with several sizes in one run it is the peak over all sizes so far.
     timings["peak_rss_mb"] = [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]
@@ -274,7 +283,9 @@ def report(label: str, timings: dict[str, list[float]], embed: list[float]) -> N
     print(
         f"keyword candidates per query (median): {statistics.median(timings['keyword_candidates']):.0f}; "
         f"warm-up (first search, loads the index): keyword {timings['warm_up_keyword'][0]:.1f} s, "
-        f"vector {timings['warm_up_vector'][0]:.1f} s; peak RSS {timings['peak_rss_mb'][0]:.0f} MB"
+        f"vector {timings['warm_up_vector'][0]:.1f} s; resident memory it added: keyword "
+        f"{timings['loaded_mb_keyword'][0]:.0f} MB, vector {timings['loaded_mb_vector'][0]:.0f} MB; "
+        f"peak RSS {timings['peak_rss_mb'][0]:.0f} MB"
     )
     print(
         f"first search after one {PER_DOCUMENT}-paragraph document is re-ingested: "
