@@ -2,8 +2,7 @@
 
 SQLite: the FTS5 table and its triggers go. The embedded keyword index is now a tantivy index kept in memory
 and synced from ``paragraphs.search_text`` by dataset revision (``knowledge/keyword_index.py``): FTS5 scored
-every matching paragraph before it could sort (over 100 ms for common words at a million paragraphs) and its
-triggers were most of the ingestion time.
+every matching paragraph before it could sort (over 100 ms for common words at a million paragraphs).
 PostgreSQL: ``search_vector``, a stored ``to_tsvector('simple', search_text)`` with its GIN index, replaces the
 expression index, so ranking no longer parses each matching paragraph's text again.
 
