@@ -202,7 +202,7 @@ def measure(db: Database, queries: list[str], vectors: np.ndarray, rounds: int) 
     with db.read() as session:
         row = dataset_rows.dataset_by_name(session, DATASET)
         assert row is not None
-        ref = DatasetRef(row.id, row.revision, row.embedding_dim)
+        ref = DatasetRef(row.id, row.revision, row.embedding_dim, row.embedding_model)
     candidates = settings.search.candidates
     for part in ("analyse", "keyword_index", "vector_index", "fuse_and_read"):
         timings[part] = []

@@ -71,7 +71,7 @@ def test_upgrade_from_the_first_keyword_index_keeps_paragraphs_searchable(databa
         assert "paragraph_fts" not in tables
         with db.read() as session:
             assert session.execute(text("SELECT count(*) FROM paragraphs")).scalar() == 1
-        found = KeywordIndex(db).search([DatasetRef(1, 1, 3)], analyze("报销"), 5)
+        found = KeywordIndex(db).search([DatasetRef(1, 1, 3, "m")], analyze("报销"), 5)
         assert [pid for pid, _ in found] == [1]
     finally:
         db.close()

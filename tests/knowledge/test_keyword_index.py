@@ -46,7 +46,7 @@ def _ref(db: Database, name: str) -> DatasetRef:
     with db.read() as session:
         row = dataset_by_name(session, name)
         assert row is not None
-        return DatasetRef(row.id, row.revision, row.embedding_dim)
+        return DatasetRef(row.id, row.revision, row.embedding_dim, row.embedding_model)
 
 
 def _search(index: KeywordIndex, db: Database, names: list[str], query: str, limit: int = 10) -> list[int]:

@@ -1,4 +1,4 @@
-"""Exact top-k and the in-process matrix cache keyed by dataset revision."""
+"""Exact top-k and the in-process matrix that follows the stored vectors by dataset revision."""
 
 from __future__ import annotations
 
@@ -11,6 +11,16 @@ from kbagent.storage.datasets import bump_revision, insert_dataset
 from kbagent.storage.documents import save_document
 from kbagent.storage.paragraphs import replace_paragraphs
 from kbagent.storage.vector_store import write_vectors
+
+
+def ref_of(db: Database, dataset_id: int) -> DatasetRef:
+    """The dataset as a search sees it now (as KnowledgeBase.search builds it)."""
+    from kbagent.storage.tables import Dataset
+
+    with db.read() as session:
+        row = session.get(Dataset, dataset_id)
+        assert row is not None
+        return DatasetRef(row.id, row.revision, row.embedding_dim, row.embedding_model)
 
 
 def test_top_k_matches_a_full_sort() -> None:
@@ -58,10 +68,10 @@ def test_index_sees_new_vectors_after_a_revision_bump(db: Database) -> None:
         ds = insert_dataset(session, "v", "", "m", 2)
     index = VectorIndex(db)
     first = _add(db, ds.id, "east", [1.0, 0.0])
-    ref = DatasetRef(ds.id, 1, 2)
+    ref = ref_of(db, ds.id)
     assert index.search([ref], np.array([0.0, 1.0], np.float32), 5) == [(first, 0.0)]
     second = _add(db, ds.id, "north", [0.0, 1.0])
-    hits = index.search([DatasetRef(ds.id, 2, 2)], np.array([0.0, 1.0], np.float32), 5)
+    hits = index.search([ref_of(db, ds.id)], np.array([0.0, 1.0], np.float32), 5)
     assert [pid for pid, _ in hits] == [second, first]
     assert hits[0][1] > 0.99
 
@@ -71,7 +81,7 @@ def test_large_dataset_switches_to_ivf_and_still_finds_the_nearest(db: Database)
         ds = insert_dataset(session, "big", "", "m", 2)
     points = [[1.0, 0.0], [0.0, 1.0], [0.7071, 0.7071], [-1.0, 0.0], [0.0, -1.0]]
     ids = [_add(db, ds.id, f"p{i}", p) for i, p in enumerate(points)]
-    ref = DatasetRef(ds.id, len(points), 2)
+    ref = ref_of(db, ds.id)
     exact = VectorIndex(db).search([ref], np.array([0.6, 0.8], np.float32), 2)
     approx_index = VectorIndex(db, exact_max_vectors=3, ivf_probes=100)
     assert approx_index.search([ref], np.array([0.6, 0.8], np.float32), 2) == exact
@@ -90,7 +100,7 @@ def test_concurrent_first_searches_load_the_matrix_once(db: Database) -> None:
     with db.write() as session:
         ds = insert_dataset(session, "c", "", "m", 2)
     pid = _add(db, ds.id, "east", [1.0, 0.0])
-    ref = DatasetRef(ds.id, 1, 2)
+    ref = ref_of(db, ds.id)
     index = VectorIndex(db)
     reads = []
     original = index._read
@@ -111,3 +121,246 @@ def test_concurrent_first_searches_load_the_matrix_once(db: Database) -> None:
         t.join()
     assert len(reads) == 1
     assert results == [[(pid, 1.0)]] * 8
+
+
+# -- following changes: the matrix is synced by paragraph ids, not reloaded ------------------------------
+
+DIM = 8
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    vectors = rng.normal(size=(n, dim))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def put_document(db: Database, dataset_id: int, source: str, vectors: np.ndarray, document_id: int | None = None):  # type: ignore[no-untyped-def]
+    """Write (or rewrite: new paragraph ids) a document with one paragraph per vector; bumps the revision."""
+    with db.write() as session:
+        doc = save_document(
+            session,
+            dataset_id=dataset_id,
+            document_id=document_id,
+            name=source,
+            source=source,
+            content_hash=source,
+            size_bytes=1,
+            format="txt",
+            paragraph_count=len(vectors),
+            meta={},
+        )
+        rows = [{"position": i, "title_path": [], "content": f"{source} {i}", "search_text": source,
+                 "token_count": 1, "page": None, "ocr": False, "meta": {}} for i in range(len(vectors))]  # fmt: skip
+        ids = replace_paragraphs(session, dataset_id=dataset_id, document_id=doc, rows=rows)
+        write_vectors(session, dataset_id, ids, vectors)
+        bump_revision(session, dataset_id)
+    return doc, ids
+
+
+def drop_document(db: Database, dataset_id: int, document_id: int) -> None:
+    from kbagent.storage.documents import delete_document
+
+    with db.write() as session:
+        delete_document(session, document_id)
+        bump_revision(session, dataset_id)
+
+
+def count_full_reads(index: VectorIndex) -> list[DatasetRef]:
+    """Records every whole-dataset load of ``index`` (as opposed to a sync of the difference)."""
+    reads: list[DatasetRef] = []
+    original = index._read
+
+    def counting_read(r: DatasetRef):  # type: ignore[no-untyped-def]
+        reads.append(r)
+        return original(r)
+
+    index._read = counting_read  # type: ignore[method-assign]
+    return reads
+
+
+def same_results(index: VectorIndex, db: Database, dataset_id: int, queries: np.ndarray, k: int) -> None:
+    """``index`` answers every query as a freshly built index over the same database does."""
+    ref = ref_of(db, dataset_id)
+    fresh = VectorIndex(db)
+    for query in queries:
+        got, expected = index.search([ref], query, k), fresh.search([ref], query, k)
+        assert [pid for pid, _ in got] == [pid for pid, _ in expected]
+        assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-5)
+
+
+def test_adding_replacing_and_deleting_documents_gives_a_fresh_index_results(db: Database) -> None:
+    rng = np.random.default_rng(11)
+    with db.write() as session:
+        ds = insert_dataset(session, "sync", "", "m", DIM)
+    docs = {f"d{i}": put_document(db, ds.id, f"d{i}", unit(rng, 6)) for i in range(10)}
+    index = VectorIndex(db)
+    reads = count_full_reads(index)
+    queries = unit(rng, 12)
+    index.search([ref_of(db, ds.id)], queries[0], 5)
+    before = index._load(ref_of(db, ds.id)) if db.dialect == "sqlite" else None
+    snapshot = (before.ids.copy(), before.vectors.copy()) if before is not None else None
+
+    added_vectors = unit(rng, 4)
+    _, added = put_document(db, ds.id, "new", added_vectors)
+    replaced_doc, replaced_old = docs["d3"]
+    _, replaced_new = put_document(db, ds.id, "d3", unit(rng, 5), document_id=replaced_doc)
+    deleted_doc, deleted = docs["d7"]
+    drop_document(db, ds.id, deleted_doc)
+
+    ref = ref_of(db, ds.id)
+    all_hits = {pid for q in queries for pid, _ in index.search([ref], q, 100)}
+    assert set(added) <= all_hits and set(replaced_new) <= all_hits
+    assert not all_hits & (set(replaced_old) | set(deleted))
+    # A document's own vector finds it first.
+    assert index.search([ref], added_vectors[2], 1)[0][0] == added[2]
+    same_results(index, db, ds.id, queries, 10)
+    same_results(index, db, ds.id, queries, 100)
+    if db.dialect == "sqlite":
+        assert len(reads) == 1  # only the first search read the whole dataset
+        assert before is not None and snapshot is not None
+        # The matrix a search may still be reading was never written to.
+        assert np.array_equal(before.ids, snapshot[0]) and np.array_equal(before.vectors, snapshot[1])
+
+
+def test_another_process_writing_the_database_is_seen(db: Database) -> None:
+    from kbagent.storage import open_database
+
+    rng = np.random.default_rng(12)
+    with db.write() as session:
+        ds = insert_dataset(session, "shared", "", "m", DIM)
+    doc, first = put_document(db, ds.id, "a", unit(rng, 3))
+    index = VectorIndex(db)
+    reads = count_full_reads(index)
+    index.search([ref_of(db, ds.id)], unit(rng, 1)[0], 3)
+    other = open_database(db.url.render_as_string(hide_password=False))  # another process's handle
+    try:
+        vectors = unit(rng, 2)
+        _, second = put_document(other, ds.id, "b", vectors)
+        drop_document(other, ds.id, doc)
+    finally:
+        other.close()
+    ref = ref_of(db, ds.id)
+    assert {pid for pid, _ in index.search([ref], vectors[0], 10)} == set(second)
+    assert index.search([ref], vectors[1], 1)[0][0] == second[1]
+    if db.dialect == "sqlite":
+        assert len(reads) == 1
+
+
+def test_a_changed_embedding_model_reloads_every_vector(db: Database) -> None:
+    from kbagent.storage.datasets import set_embedding_model
+    from kbagent.storage.vector_store import delete_vectors
+
+    rng = np.random.default_rng(13)
+    with db.write() as session:
+        ds = insert_dataset(session, "model", "", "m1", DIM)
+    ids = [pid for i in range(4) for pid in put_document(db, ds.id, f"d{i}", unit(rng, 5))[1]]
+    index = VectorIndex(db)
+    reads = count_full_reads(index)
+    queries = unit(rng, 6)
+    index.search([ref_of(db, ds.id)], queries[0], 5)
+
+    def reembed(model: str, dimension: int) -> np.ndarray:
+        # What `kbagent reembed` stores: new vectors under the SAME paragraph ids, in one transaction.
+        vectors = unit(rng, len(ids), dimension)
+        with db.write() as session:
+            delete_vectors(session, ds.id)
+            write_vectors(session, ds.id, ids, vectors)
+            set_embedding_model(session, ds.id, model, dimension)
+        return vectors
+
+    vectors = reembed("m2", DIM)
+    # The id difference is empty, so only the model tells the index its vectors are stale.
+    assert index.search([ref_of(db, ds.id)], vectors[7], 1)[0][0] == ids[7]
+    same_results(index, db, ds.id, queries, 20)
+    vectors = reembed("m3", 5)
+    narrow = unit(rng, 6, 5)
+    assert index.search([ref_of(db, ds.id)], vectors[3], 1)[0][0] == ids[3]
+    same_results(index, db, ds.id, narrow, 20)
+    if db.dialect == "sqlite":
+        assert [r.embedding_model for r in reads] == ["m1", "m2", "m3"]
+
+
+def clustered(rng: np.random.Generator, n: int, topics: np.ndarray) -> np.ndarray:
+    """Unit vectors around a few topics, as real embeddings are (random noise has no neighbours)."""
+    vectors = topics[rng.integers(0, len(topics), n)] + 0.3 * rng.normal(size=(n, topics.shape[1]))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_ivf_index_files_new_rows_and_drops_removed_ones_without_reclustering(db: Database) -> None:
+    import pytest
+
+    if db.dialect == "postgresql":
+        pytest.skip("on PostgreSQL pgvector searches; no IVF index is built in-process")
+    rng = np.random.default_rng(14)
+    topics = rng.normal(size=(6, DIM))
+    with db.write() as session:
+        ds = insert_dataset(session, "ivf", "", "m", DIM)
+    docs = [put_document(db, ds.id, f"d{i}", clustered(rng, 20, topics)) for i in range(20)]  # 400 rows
+    index = VectorIndex(db, exact_max_vectors=100, ivf_probes=1)
+    reads = count_full_reads(index)
+    first = index._load(ref_of(db, ds.id)).ivf
+    assert first is not None and first.built_rows == 400
+    snapshot = (first.ids.copy(), first.vectors.copy(), first.offsets.copy())
+
+    new_vectors = clustered(rng, 20, topics)
+    _, added = put_document(db, ds.id, "new", new_vectors)
+    _, replaced_new = put_document(db, ds.id, "d3", clustered(rng, 10, topics), document_id=docs[3][0])
+    drop_document(db, ds.id, docs[7][0])
+    removed = set(docs[3][1]) | set(docs[7][1])
+
+    ref = ref_of(db, ds.id)
+    # Even reading a single list, each new row is found by its own vector: it sits in its nearest list.
+    for pid, vector in zip(added, new_vectors, strict=True):
+        assert index.search([ref], vector, 1)[0][0] == pid
+    ivf = index._load(ref).ivf
+    assert ivf is not None
+    assert ivf.centroids is first.centroids  # updated, not re-clustered: 20 + 10 + 20 + 20 rows < 20% of 400
+    assert (ivf.built_rows, ivf.changed_rows) == (400, 70)
+    assert sorted(ivf.ids.tolist()) == sorted(set(ref_ids(db, ds.id)))
+    # Reading every list, the IVF index answers exactly as a fresh exact index, and never a removed row.
+    index.ivf_probes = 100
+    queries = clustered(rng, 10, topics)
+    same_results(index, db, ds.id, queries, 50)
+    assert not {pid for q in queries for pid, _ in index.search([ref], q, 400)} & removed
+    assert set(replaced_new) <= {pid for q in queries for pid, _ in index.search([ref], q, 400)}
+    assert len(reads) == 1
+    assert np.array_equal(first.ids, snapshot[0]) and np.array_equal(first.vectors, snapshot[1])
+    assert np.array_equal(first.offsets, snapshot[2])
+
+    # Past a fifth of the last full build, the lists are clustered afresh from the current rows.
+    put_document(db, ds.id, "more", clustered(rng, 30, topics))
+    again = index._load(ref_of(db, ds.id)).ivf
+    assert again is not None and again.centroids is not first.centroids
+    assert (again.built_rows, again.changed_rows) == (400 + 20 - 10 - 20 + 30, 0)
+    same_results(index, db, ds.id, queries, 50)
+    assert len(reads) == 1
+
+
+def ref_ids(db: Database, dataset_id: int) -> list[int]:
+    from kbagent.storage.vector_store import embedding_ids
+
+    with db.read() as session:
+        return embedding_ids(session, dataset_id).tolist()
+
+
+def test_crossing_the_exact_threshold_switches_modes_both_ways(db: Database) -> None:
+    import pytest
+
+    if db.dialect == "postgresql":
+        pytest.skip("on PostgreSQL pgvector searches; the exact/IVF switch is the embedded index's")
+    rng = np.random.default_rng(15)
+    topics = rng.normal(size=(4, DIM))
+    with db.write() as session:
+        ds = insert_dataset(session, "cross", "", "m", DIM)
+    for i in range(4):
+        put_document(db, ds.id, f"d{i}", clustered(rng, 10, topics))
+    index = VectorIndex(db, exact_max_vectors=50, ivf_probes=100)
+    reads = count_full_reads(index)
+    queries = clustered(rng, 8, topics)
+    assert index._load(ref_of(db, ds.id)).ivf is None  # 40 rows
+    doc, _ = put_document(db, ds.id, "grow", clustered(rng, 20, topics))
+    assert index._load(ref_of(db, ds.id)).ivf is not None  # 60 rows
+    same_results(index, db, ds.id, queries, 60)
+    drop_document(db, ds.id, doc)
+    assert index._load(ref_of(db, ds.id)).ivf is None  # 40 rows again
+    same_results(index, db, ds.id, queries, 60)
+    assert len(reads) == 1

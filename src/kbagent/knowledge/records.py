@@ -19,11 +19,14 @@ Progress = Callable[[int, int, str], None]
 @dataclass(frozen=True)
 class DatasetRef:
     """What the search indexes need of a dataset: which one, the revision their caches are checked against
-    (bumped by every change to its paragraphs or vectors) and the vector dimension."""
+    (bumped by every change to its paragraphs or vectors), the vector dimension and the embedding model
+    (``reembed`` replaces every vector under the same paragraph ids, so a cache built from another model's
+    vectors must be reloaded whole rather than synced)."""
 
     id: int
     revision: int
     dimension: int
+    embedding_model: str
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ class KnowledgeBase:
                 raise InvalidInput("mode", f"{chosen} search needs an embedding model; this one is keyword-only")
             for row in rows:
                 self._check_embedding(row)
-        refs = [DatasetRef(r.id, r.revision, r.embedding_dim) for r in rows]
+        refs = [DatasetRef(r.id, r.revision, r.embedding_dim, r.embedding_model) for r in rows]
         return search_paragraphs(
             db=self.db,
             settings=self.settings.search,

@@ -1,4 +1,5 @@
-"""Paragraph vectors. SQLite: float32 blobs, loaded whole into an in-process matrix for exact search.
+"""Paragraph vectors. SQLite: float32 blobs, loaded into an in-process matrix (whole on the first search,
+then only the rows that changed: ``embedding_ids`` and ``vectors_by_ids``).
 PostgreSQL: a pgvector column without fixed dimension; each dataset gets a partial HNSW index with its
 dimension cast in, and every query uses the same cast so the planner can use that index.
 """
@@ -15,6 +16,8 @@ from kbagent.storage.tables import Embedding
 
 _INSERT_CHUNK = 500
 _LOAD_BATCH = 10_000
+# Ids per IN (...) query: under SQLite's historical limit of 999 bound parameters.
+_IN_CHUNK = 900
 # pgvector's HNSW index takes `vector` columns of at most this many dimensions.
 HNSW_MAX_DIMENSIONS = 2000
 
@@ -64,13 +67,47 @@ def load_vectors(session: Session, dataset_id: int, dimension: int) -> tuple[np.
     for pid, vector in result:
         if filled == count:  # rows added after the count: the next revision bump reloads them
             break
-        row = np.frombuffer(vector, dtype=np.float32) if isinstance(vector, bytes) else np.asarray(vector)
-        if row.shape != (dimension,):
-            raise ValueError(f"paragraph {pid} has a {row.shape[0]}-dimension vector; the dataset records {dimension}")
         ids[filled] = pid
-        matrix[filled] = row
+        matrix[filled] = _decode(pid, vector, dimension)
         filled += 1
     return ids[:filled], matrix[:filled]
+
+
+def embedding_ids(session: Session, dataset_id: int) -> np.ndarray:
+    """The paragraph ids of a dataset's stored vectors, ascending (int64)."""
+    # Core rows straight from the driver: at a million ids the ORM's per-row work would be most of the time.
+    result = session.execute(
+        select(Embedding.paragraph_id).where(Embedding.dataset_id == dataset_id).order_by(Embedding.paragraph_id)
+    )
+    return np.fromiter(result.scalars(), dtype=np.int64)
+
+
+def vectors_by_ids(session: Session, ids: Sequence[int], dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """(paragraph ids, float32 matrix) of the given paragraphs' vectors, ascending by id. Ids without a
+    stored vector (the paragraph was deleted meanwhile) are left out, so the caller must use the ids returned."""
+    unique = sorted({int(i) for i in ids})
+    found = np.empty(len(unique), dtype=np.int64)
+    matrix = np.empty((len(unique), dimension), dtype=np.float32)
+    filled = 0
+    for start in range(0, len(unique), _IN_CHUNK):
+        chunk = unique[start : start + _IN_CHUNK]
+        stmt = (
+            select(Embedding.paragraph_id, Embedding.vector)
+            .where(Embedding.paragraph_id.in_(chunk))
+            .order_by(Embedding.paragraph_id)
+        )
+        for pid, vector in session.execute(stmt):
+            found[filled] = pid
+            matrix[filled] = _decode(pid, vector, dimension)
+            filled += 1
+    return found[:filled], matrix[:filled]
+
+
+def _decode(pid: int, vector: object, dimension: int) -> np.ndarray:
+    row = np.frombuffer(vector, dtype=np.float32) if isinstance(vector, bytes) else np.asarray(vector)
+    if row.shape != (dimension,):
+        raise ValueError(f"paragraph {pid} has a {row.shape[0]}-dimension vector; the dataset records {dimension}")
+    return row
 
 
 def _predicate(dataset_id: int, dimension: int) -> str:
