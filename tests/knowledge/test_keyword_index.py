@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from kbagent.knowledge.analysis import analyze, analyzed_text
@@ -126,6 +128,34 @@ def test_syntax_in_user_text_is_searched_as_words(db: Database) -> None:
     assert index.search([ref], ["'", '"', "*"], 10) == []
     assert index.search([], ["note"], 10) == []
     assert index.search([ref], ["note"], 0) == []
+
+
+def test_searches_from_many_threads_during_changes(db: Database) -> None:
+    """Threads searching while documents arrive: no error, no duplicate, and every search after the last
+    change finds everything (each waits for the one sync rather than serving a half-built index)."""
+    index = KeywordIndex(db)
+    with db.write() as session:
+        a = insert_dataset(session, "a", "", "m", 2).id
+    errors: list[BaseException] = []
+
+    def search_repeatedly() -> None:
+        try:
+            for _ in range(20):
+                found = _search(index, db, ["a"], "handbook", limit=50)
+                assert len(found) == len(set(found))
+        except BaseException as error:  # reported below, in the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=search_repeatedly) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    written: list[int] = []
+    for n in range(5):
+        written += _document(db, a, f"part-{n}.md", [f"Handbook part {n}, section {i}." for i in range(3)])[1]
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert sorted(_search(index, db, ["a"], "handbook", limit=50)) == sorted(written)
 
 
 def test_an_empty_dataset_finds_nothing(db: Database) -> None:

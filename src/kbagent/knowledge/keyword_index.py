@@ -92,6 +92,7 @@ class KeywordIndex:
         """Drop a dataset's index (the dataset was deleted)."""
         with self._lock:
             self._cache.pop(dataset_id, None)
+            self._syncing.pop(dataset_id, None)
 
     def _search_one(self, loaded: _Loaded, terms: list[str], k: int) -> list[tuple[int, float]]:
         if len(loaded.ids) == 0:
