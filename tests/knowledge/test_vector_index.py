@@ -364,3 +364,23 @@ def test_crossing_the_exact_threshold_switches_modes_both_ways(db: Database) -> 
     assert index._load(ref_of(db, ds.id)).ivf is None  # 40 rows again
     same_results(index, db, ds.id, queries, 60)
     assert len(reads) == 1
+
+
+def test_stored_vectors_are_read_by_dataset_ids_and_by_paragraph_ids(db: Database) -> None:
+    from kbagent.storage.vector_store import embedding_ids, vectors_by_ids
+
+    rng = np.random.default_rng(16)
+    with db.write() as session:
+        one = insert_dataset(session, "one", "", "m", DIM)
+        two = insert_dataset(session, "two", "", "m", DIM)
+    vectors = unit(rng, 1000)
+    _, ids = put_document(db, one.id, "big", vectors)  # more ids than one IN (...) chunk
+    _, other = put_document(db, two.id, "other", unit(rng, 3))
+    with db.read() as session:
+        assert embedding_ids(session, one.id).tolist() == sorted(ids)
+        assert embedding_ids(session, two.id).tolist() == sorted(other)
+        wanted = ids[::-1] + [max(ids + other) + 1000]  # any order; an id without a vector is left out
+        found, matrix = vectors_by_ids(session, wanted, DIM)
+    assert found.tolist() == sorted(ids)
+    order = np.argsort(ids)
+    assert np.allclose(matrix, vectors[order])

@@ -6,7 +6,8 @@ dimension cast in, and every query uses the same cast so the planner can use tha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 import numpy as np
 from sqlalchemy import delete, func, insert, select, text
@@ -75,11 +76,18 @@ def load_vectors(session: Session, dataset_id: int, dimension: int) -> tuple[np.
 
 def embedding_ids(session: Session, dataset_id: int) -> np.ndarray:
     """The paragraph ids of a dataset's stored vectors, ascending (int64)."""
-    # Core rows straight from the driver: at a million ids the ORM's per-row work would be most of the time.
-    result = session.execute(
-        select(Embedding.paragraph_id).where(Embedding.dataset_id == dataset_id).order_by(Embedding.paragraph_id)
-    )
-    return np.fromiter(result.scalars(), dtype=np.int64)
+    stmt = select(Embedding.paragraph_id).where(Embedding.dataset_id == dataset_id).order_by(Embedding.paragraph_id)
+    # Straight from the DBAPI cursor: at a million ids SQLAlchemy's result rows double the time (measured
+    # 0.47 s against 0.24 s on SQLite). The only parameter is an integer, so it is safe to inline.
+    sql = str(stmt.compile(session.get_bind(), compile_kwargs={"literal_binds": True}))
+    cursor = session.connection().connection.cursor()
+    try:
+        cursor.execute(sql)
+        # Both drivers' cursors iterate over rows (a DB-API extension the type stubs leave out).
+        rows = cast(Iterable[tuple[int]], cursor)
+        return np.fromiter((row[0] for row in rows), dtype=np.int64)
+    finally:
+        cursor.close()
 
 
 def vectors_by_ids(session: Session, ids: Sequence[int], dimension: int) -> tuple[np.ndarray, np.ndarray]:
