@@ -285,7 +285,7 @@ def clustered(rng: np.random.Generator, n: int, topics: np.ndarray) -> np.ndarra
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-def test_ivf_index_files_new_rows_and_drops_removed_ones_without_reclustering(db: Database) -> None:
+def test_ivf_index_holds_changes_aside_then_files_them_and_reclusters_past_a_fifth(db: Database) -> None:
     import pytest
 
     if db.dialect == "postgresql":
@@ -294,45 +294,71 @@ def test_ivf_index_files_new_rows_and_drops_removed_ones_without_reclustering(db
     topics = rng.normal(size=(6, DIM))
     with db.write() as session:
         ds = insert_dataset(session, "ivf", "", "m", DIM)
-    docs = [put_document(db, ds.id, f"d{i}", clustered(rng, 20, topics)) for i in range(20)]  # 400 rows
-    index = VectorIndex(db, exact_max_vectors=100, ivf_probes=1)
+    docs = {f"d{i}": put_document(db, ds.id, f"d{i}", clustered(rng, 20, topics)) for i in range(30)}  # 600 rows
+    index = VectorIndex(db, exact_max_vectors=100, ivf_probes=1, pending_rows=50)
     reads = count_full_reads(index)
     first = index._load(ref_of(db, ds.id)).ivf
-    assert first is not None and first.built_rows == 400
+    assert first is not None and first.built_rows == 600
     snapshot = (first.ids.copy(), first.vectors.copy(), first.offsets.copy())
-
-    new_vectors = clustered(rng, 20, topics)
-    _, added = put_document(db, ds.id, "new", new_vectors)
-    _, replaced_new = put_document(db, ds.id, "d3", clustered(rng, 10, topics), document_id=docs[3][0])
-    drop_document(db, ds.id, docs[7][0])
-    removed = set(docs[3][1]) | set(docs[7][1])
-
-    ref = ref_of(db, ds.id)
-    # Even reading a single list, each new row is found by its own vector: it sits in its nearest list.
-    for pid, vector in zip(added, new_vectors, strict=True):
-        assert index.search([ref], vector, 1)[0][0] == pid
-    ivf = index._load(ref).ivf
-    assert ivf is not None
-    assert ivf.centroids is first.centroids  # updated, not re-clustered: 20 + 10 + 20 + 20 rows < 20% of 400
-    assert (ivf.built_rows, ivf.changed_rows) == (400, 70)
-    assert sorted(ivf.ids.tolist()) == sorted(set(ref_ids(db, ds.id)))
-    # Reading every list, the IVF index answers exactly as a fresh exact index, and never a removed row.
-    index.ivf_probes = 100
     queries = clustered(rng, 10, topics)
-    same_results(index, db, ds.id, queries, 50)
-    assert not {pid for q in queries for pid, _ in index.search([ref], q, 400)} & removed
-    assert set(replaced_new) <= {pid for q in queries for pid, _ in index.search([ref], q, 400)}
+
+    def check(found: list[int], removed: set[int]) -> None:
+        ref = ref_of(db, ds.id)
+        index.ivf_probes = 1
+        # Even reading a single list, a new row is found by its own vector (pending rows are scored exactly;
+        # filed rows sit in their nearest list).
+        for pid in found:
+            assert index.search([ref], vector_of(db, pid), 1)[0][0] == pid
+        # Reading every list, the IVF index answers exactly as a fresh exact index, and never a removed row.
+        index.ivf_probes = 100
+        same_results(index, db, ds.id, queries, 50)
+        assert not {pid for q in queries for pid, _ in index.search([ref], q, 1000)} & removed
+        assert sorted(index._load(ref).ids.tolist()) == ref_ids(db, ds.id)
+
+    # 40 changed rows (20 new, 20 removed): held aside, the lists untouched.
+    _, new_first = put_document(db, ds.id, "new", clustered(rng, 20, topics))
+    drop_document(db, ds.id, docs["d5"][0])
+    check(new_first, set(docs["d5"][1]))
+    loaded = index._load(ref_of(db, ds.id))
+    assert loaded.ivf is first and loaded.pending is not None
+    assert len(loaded.pending.ids) == 20 and loaded.pending.dead is not None and loaded.pending.dead.sum() == 20
+
+    # 80 pending rows (> 50): filed into the lists under the same centroids (80 < a fifth of 600).
+    _, new_again = put_document(db, ds.id, "new", clustered(rng, 10, topics), document_id=docs_id(db, ds.id, "new"))
+    drop_document(db, ds.id, docs["d7"][0])
+    _, d3_new = put_document(db, ds.id, "d3", clustered(rng, 10, topics), document_id=docs["d3"][0])
+    check(new_again + d3_new, set(docs["d5"][1]) | set(docs["d7"][1]) | set(docs["d3"][1]) | set(new_first))
+    loaded = index._load(ref_of(db, ds.id))
+    ivf = loaded.ivf
+    assert ivf is not None and ivf is not first and ivf.centroids is first.centroids and loaded.pending is None
+    assert (ivf.built_rows, ivf.changed_rows) == (600, 80)
     assert len(reads) == 1
     assert np.array_equal(first.ids, snapshot[0]) and np.array_equal(first.vectors, snapshot[1])
     assert np.array_equal(first.offsets, snapshot[2])
 
-    # Past a fifth of the last full build, the lists are clustered afresh from the current rows.
-    put_document(db, ds.id, "more", clustered(rng, 30, topics))
+    # 80 + 40 changed rows reach a fifth of the 600 clustered: the lists are clustered afresh.
+    _, more = put_document(db, ds.id, "more", clustered(rng, 40, topics))
+    check(more, set())
     again = index._load(ref_of(db, ds.id)).ivf
     assert again is not None and again.centroids is not first.centroids
-    assert (again.built_rows, again.changed_rows) == (400 + 20 - 10 - 20 + 30, 0)
-    same_results(index, db, ds.id, queries, 50)
+    assert (again.built_rows, again.changed_rows) == (560 + 40, 0)
     assert len(reads) == 1
+
+
+def vector_of(db: Database, pid: int) -> np.ndarray:
+    from kbagent.storage.vector_store import vectors_by_ids
+
+    with db.read() as session:
+        return vectors_by_ids(session, [pid], DIM)[1][0]
+
+
+def docs_id(db: Database, dataset_id: int, source: str) -> int:
+    from kbagent.storage.documents import document_by_source
+
+    with db.read() as session:
+        doc = document_by_source(session, dataset_id, source)
+        assert doc is not None
+        return doc.id
 
 
 def ref_ids(db: Database, dataset_id: int) -> list[int]:

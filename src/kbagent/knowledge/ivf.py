@@ -176,8 +176,11 @@ class IVFIndex:
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         return cls(centroids, offsets, rows.ids[order], rows.placed(to), built_rows, changed_rows)
 
-    def search(self, query: np.ndarray, k: int, probes: int) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, scores) of the rows in the ``probes`` nearest lists, unsorted; the caller takes the top k."""
+    def search(
+        self, query: np.ndarray, k: int, probes: int, excluded: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, scores) of the rows in the ``probes`` nearest lists, unsorted; the caller takes the top k.
+        ``excluded``: one flag per row of this index (in its order); flagged rows are left out."""
         probes = max(1, min(probes, len(self.centroids)))
         nearest = np.argpartition(-(self.centroids @ query), probes - 1)[:probes]
         id_parts, score_parts = [], []
@@ -185,8 +188,12 @@ class IVFIndex:
             start, end = self.offsets[j], self.offsets[j + 1]
             if end > start:
                 # Slices are views: each probed list is scored in place, never copied.
-                score_parts.append(self.vectors[start:end] @ query)
-                id_parts.append(self.ids[start:end])
+                scores, ids = self.vectors[start:end] @ query, self.ids[start:end]
+                if excluded is not None:
+                    alive = ~excluded[start:end]
+                    scores, ids = scores[alive], ids[alive]
+                score_parts.append(scores)
+                id_parts.append(ids)
         if not id_parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         return np.concatenate(id_parts), np.concatenate(score_parts)
