@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from kbagent.knowledge.analysis import analyze, analyzed_text
 from kbagent.knowledge.keyword_index import KeywordIndex
 from kbagent.knowledge.records import DatasetRef

@@ -32,12 +32,15 @@ from kbagent.storage import Database
 from kbagent.storage.datasets import bump_revision
 from kbagent.storage.documents import document_hashes, save_document
 from kbagent.storage.ingest_jobs import finish_job, start_job
-from kbagent.storage.paragraphs import replace_paragraphs
+from kbagent.storage.paragraphs import refresh_statistics, replace_paragraphs
 from kbagent.storage.vector_store import write_vectors
 
 # Paragraphs gathered before one embed-and-write round, in multiples of the embedding batch size:
 # big enough to keep the model busy across small documents, small enough that a crash loses little.
 _FLUSH_BATCHES = 8
+# An ingest that wrote this many paragraphs refreshes the planner's statistics (PostgreSQL) before it
+# reports done; smaller ones are left to autovacuum, as they barely move the tables' shape.
+_REFRESH_STATISTICS_AFTER = 1000
 
 
 def embedding_text(title_path: Sequence[str], content: str) -> str:
@@ -173,6 +176,8 @@ class Ingestion:
     def _end(self, status: str) -> IngestReport:
         self.report.seconds = time.perf_counter() - self._started
         with self.db.write() as session:
+            if self.report.paragraphs >= _REFRESH_STATISTICS_AFTER:
+                refresh_statistics(session)
             finish_job(
                 session,
                 self.report.job_id,

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, text
 from sqlalchemy.orm import Session
 
 from kbagent.storage.tables import Dataset, Document, Paragraph
@@ -94,6 +94,15 @@ def iter_paragraph_texts(
             return
         yield [(int(r[0]), list(r[1] or []), r[2]) for r in rows]
         last = int(rows[-1][0])
+
+
+def refresh_statistics(session: Session) -> None:
+    """PostgreSQL: re-sample the paragraph and vector tables for the planner. Right after a large ingest its
+    statistics still describe the tables before it, and keyword search plans badly until autovacuum gets round
+    to them (measured: 174 ms p50 on 7,337 fresh paragraphs, 19 ms once analysed). SQLite needs nothing."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("ANALYZE paragraphs"))
+        session.execute(text("ANALYZE embeddings"))
 
 
 def paragraph_ids(session: Session, dataset_id: int) -> list[int]:
