@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +12,13 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 
 from kbagent.knowledge.analysis import analyze, analyzed_text
+from kbagent.knowledge.keyword_index import KeywordIndex
+from kbagent.knowledge.records import DatasetRef
+from kbagent.storage import open_database
+from kbagent.storage.datasets import bump_revision, insert_dataset
+from kbagent.storage.documents import save_document
+from kbagent.storage.paragraphs import replace_paragraphs
+from kbagent.storage.tables import Dataset
 
 
 def test_chinese_compound_and_its_parts_are_both_terms() -> None:
@@ -88,18 +95,38 @@ def test_every_term_is_letters_and_digits_only(source: str) -> None:
         assert _TERM.match(term), term
 
 
-@given(_mixed)
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
-def test_terms_pass_through_sqlite_fts5_unchanged(source: str) -> None:
-    # The same tokenizer configuration as the paragraphs index: what FTS5 indexes must be exactly our terms,
-    # or a query term would never meet a document term.
-    conn = sqlite3.connect(":memory:")
-    conn.execute('CREATE VIRTUAL TABLE t USING fts5(x, tokenize="unicode61 remove_diacritics 0")')
-    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-    conn.execute("INSERT INTO t(x) VALUES (?)", (analyzed_text(source),))
-    indexed = [row[0] for row in conn.execute("SELECT term FROM v ORDER BY offset")]
-    conn.close()
-    assert indexed == analyze(source)
+def test_every_term_of_a_paragraph_finds_it_in_the_embedded_index(tmp_path: Path) -> None:
+    # The embedded index splits the stored text on whitespace: each analysed term of a paragraph must find that
+    # paragraph again, or a query term would never meet a document term.
+    db = open_database(f"sqlite:///{tmp_path / 'terms.db'}")
+    index = KeywordIndex(db)
+    with db.write() as session:
+        dataset = insert_dataset(session, "t", "", "m", 2).id
+    number = iter(range(10**6))
+
+    @given(_mixed)
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    def check(source: str) -> None:
+        terms = analyze(source)
+        with db.write() as session:
+            n = next(number)
+            doc = save_document(
+                session, dataset_id=dataset, document_id=None, name=f"d{n}", source=f"d{n}", content_hash=str(n),
+                size_bytes=1, format="txt", paragraph_count=1, meta={},
+            )  # fmt: skip
+            row = {"position": 0, "title_path": [], "content": source, "search_text": analyzed_text(source),
+                   "token_count": 1, "page": None, "ocr": False, "meta": {}}  # fmt: skip
+            [pid] = replace_paragraphs(session, dataset_id=dataset, document_id=doc, rows=[row])
+            bump_revision(session, dataset)
+            revision = session.get(Dataset, dataset).revision
+        ref = DatasetRef(dataset, revision, 2, "m")
+        for term in set(terms):
+            assert pid in {hit for hit, _ in index.search([ref], [term], 10_000)}, term
+
+    try:
+        check()
+    finally:
+        db.close()
 
 
 @pytest.mark.postgres
