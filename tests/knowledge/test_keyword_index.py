@@ -5,41 +5,13 @@ from __future__ import annotations
 
 import threading
 
-from kbagent.knowledge.analysis import analyze, analyzed_text
+from kbagent.knowledge.analysis import analyze
 from kbagent.knowledge.keyword_index import KeywordIndex
 from kbagent.knowledge.records import DatasetRef
 from kbagent.storage import Database
 from kbagent.storage.datasets import bump_revision, dataset_by_name, insert_dataset
-from kbagent.storage.documents import delete_document, save_document
-from kbagent.storage.paragraphs import replace_paragraphs
-
-
-def _document(
-    db: Database, dataset_id: int, source: str, paragraphs: list[str], document_id: int | None = None
-) -> tuple[int, list[int]]:
-    """Write (or, given its id, rewrite) one document's paragraphs and bump the dataset's revision, as
-    ingestion does."""
-    with db.write() as session:
-        doc = save_document(
-            session,
-            dataset_id=dataset_id,
-            document_id=document_id,
-            name=source,
-            source=source,
-            content_hash=source,
-            size_bytes=1,
-            format="txt",
-            paragraph_count=len(paragraphs),
-            meta={},
-        )
-        rows = [
-            {"position": i, "title_path": [], "content": p, "search_text": analyzed_text(p), "token_count": 1,
-             "page": None, "ocr": False, "meta": {}}
-            for i, p in enumerate(paragraphs)
-        ]  # fmt: skip
-        ids = replace_paragraphs(session, dataset_id=dataset_id, document_id=doc, rows=rows)
-        bump_revision(session, dataset_id)
-        return doc, ids
+from kbagent.storage.documents import delete_document
+from stored_documents import write_document
 
 
 def _ref(db: Database, name: str) -> DatasetRef:
@@ -59,13 +31,13 @@ def test_ranking_filtering_and_deletion(db: Database) -> None:
         insert_dataset(session, "a", "", "m", 2)
         insert_dataset(session, "b", "", "m", 2)
     a = _ref(db, "a").id
-    doc, ids = _document(
+    doc, ids = write_document(
         db,
         a,
         "x",
         ["行政复议的申请期限为六十日。", "Refund policies for damaged goods.", "会议室预订请使用前台系统。"],
     )
-    _, other = _document(db, _ref(db, "b").id, "y", ["复议申请材料清单。"])
+    _, other = write_document(db, _ref(db, "b").id, "y", ["复议申请材料清单。"])
     assert _search(index, db, ["a"], "复议") == [ids[0]]  # jieba search mode: 复议 inside 行政复议
     assert _search(index, db, ["a"], "refund policy") == [ids[1]]  # stemming: policy ~ policies
     assert set(_search(index, db, ["a", "b"], "复议 申请")) == {ids[0], other[0]}
@@ -82,18 +54,20 @@ def test_changes_are_followed_incrementally_and_across_processes(db: Database) -
     index = KeywordIndex(db)
     with db.write() as session:
         a = insert_dataset(session, "a", "", "m", 2).id
-    doc, first = _document(db, a, "leave.md", ["Annual leave is 15 days.", "Sick leave needs a note."])
+    doc, first = write_document(db, a, "leave.md", ["Annual leave is 15 days.", "Sick leave needs a note."])
     assert _search(index, db, ["a"], "annual leave")[0] == first[0]
 
     # The same source rewritten: the old text is gone, the new text is found, nothing is doubled.
-    _, second = _document(db, a, "leave.md", ["Annual leave is 20 days from 2026.", "Sick leave needs a note."], doc)
+    _, second = write_document(
+        db, a, "leave.md", ["Annual leave is 20 days from 2026.", "Sick leave needs a note."], document_id=doc
+    )
     found = _search(index, db, ["a"], "annual sick leave")
     assert sorted(found) == sorted(second) and not set(found) & set(first)
 
     # Another process (here: another index over the same database) sees what this one wrote, and this one
     # sees what the other removes.
     elsewhere = KeywordIndex(db)
-    _, travel = _document(db, a, "travel.md", ["Travel expenses are reimbursed within 30 days."])
+    _, travel = write_document(db, a, "travel.md", ["Travel expenses are reimbursed within 30 days."])
     assert _search(elsewhere, db, ["a"], "travel reimbursed") == travel
     assert _search(index, db, ["a"], "travel reimbursed") == travel
     with db.write() as session:
@@ -110,7 +84,7 @@ def test_rare_terms_weigh_more_than_common_ones(db: Database) -> None:
     with db.write() as session:
         a = insert_dataset(session, "a", "", "m", 2).id
     common = [f"Policy {n}: the policy covers item {n}." for n in range(20)]
-    _, ids = _document(db, a, "p", [*common, "Escalation rules for incidents."])
+    _, ids = write_document(db, a, "p", [*common, "Escalation rules for incidents."])
     assert _search(index, db, ["a"], "policy escalation", limit=3)[0] == ids[-1]
 
 
@@ -118,7 +92,7 @@ def test_syntax_in_user_text_is_searched_as_words(db: Database) -> None:
     index = KeywordIndex(db)
     with db.write() as session:
         a = insert_dataset(session, "a", "", "m", 2).id
-    _, ids = _document(db, a, "x", ['Use NEAR and OR operators carefully: it\'s a "quoted" note.'])
+    _, ids = write_document(db, a, "x", ['Use NEAR and OR operators carefully: it\'s a "quoted" note.'])
     assert _search(index, db, ["a"], 'NEAR( "quoted" OR') == ids
     assert _search(index, db, ["a"], "it's") == ids
     assert _search(index, db, ["a"], "\\ ' \" * ( ) : ^") == []
@@ -149,7 +123,7 @@ def test_searches_from_many_threads_during_changes(db: Database) -> None:
         thread.start()
     written: list[int] = []
     for n in range(5):
-        written += _document(db, a, f"part-{n}.md", [f"Handbook part {n}, section {i}." for i in range(3)])[1]
+        written += write_document(db, a, f"part-{n}.md", [f"Handbook part {n}, section {i}." for i in range(3)])[1]
     for thread in threads:
         thread.join()
     assert not errors

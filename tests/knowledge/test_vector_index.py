@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kbagent.knowledge.records import DatasetRef
 from kbagent.knowledge.vector_index import VectorIndex, top_k
 from kbagent.storage import Database
 from kbagent.storage.datasets import bump_revision, insert_dataset
-from kbagent.storage.documents import save_document
-from kbagent.storage.paragraphs import replace_paragraphs
 from kbagent.storage.vector_store import write_vectors
+from stored_documents import write_document
 
 
 def ref_of(db: Database, dataset_id: int) -> DatasetRef:
@@ -42,25 +42,9 @@ def test_ties_are_broken_by_id() -> None:
 
 
 def _add(db: Database, dataset_id: int, source: str, vector: list[float]) -> int:
-    with db.write() as session:
-        doc = save_document(
-            session,
-            dataset_id=dataset_id,
-            document_id=None,
-            name=source,
-            source=source,
-            content_hash="h",
-            size_bytes=1,
-            format="txt",
-            paragraph_count=1,
-            meta={},
-        )
-        row = {"position": 0, "title_path": [], "content": source, "search_text": source, "token_count": 1,
-               "page": None, "ocr": False, "meta": {}}  # fmt: skip
-        ids = replace_paragraphs(session, dataset_id=dataset_id, document_id=doc, rows=[row])
-        write_vectors(session, dataset_id, ids, np.array([vector], dtype=np.float32))
-        bump_revision(session, dataset_id)
-    return ids[0]
+    """One single-paragraph document with ``vector``; returns the paragraph id."""
+    vectors = np.array([vector], dtype=np.float32)
+    return write_document(db, dataset_id, source, [source], vectors=vectors)[1][0]
 
 
 def test_index_sees_new_vectors_after_a_revision_bump(db: Database) -> None:
@@ -91,8 +75,6 @@ def test_large_dataset_switches_to_ivf_and_still_finds_the_nearest(db: Database)
 
 def test_concurrent_first_searches_load_the_matrix_once(db: Database) -> None:
     import threading
-
-    import pytest
 
     if db.dialect == "postgresql":
         pytest.skip("on PostgreSQL pgvector searches; no matrix is loaded in-process")
@@ -133,27 +115,12 @@ def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-def put_document(db: Database, dataset_id: int, source: str, vectors: np.ndarray, document_id: int | None = None):  # type: ignore[no-untyped-def]
+def put_document(
+    db: Database, dataset_id: int, source: str, vectors: np.ndarray, document_id: int | None = None
+) -> tuple[int, list[int]]:
     """Write (or rewrite: new paragraph ids) a document with one paragraph per vector; bumps the revision."""
-    with db.write() as session:
-        doc = save_document(
-            session,
-            dataset_id=dataset_id,
-            document_id=document_id,
-            name=source,
-            source=source,
-            content_hash=source,
-            size_bytes=1,
-            format="txt",
-            paragraph_count=len(vectors),
-            meta={},
-        )
-        rows = [{"position": i, "title_path": [], "content": f"{source} {i}", "search_text": source,
-                 "token_count": 1, "page": None, "ocr": False, "meta": {}} for i in range(len(vectors))]  # fmt: skip
-        ids = replace_paragraphs(session, dataset_id=dataset_id, document_id=doc, rows=rows)
-        write_vectors(session, dataset_id, ids, vectors)
-        bump_revision(session, dataset_id)
-    return doc, ids
+    contents = [f"{source} {i}" for i in range(len(vectors))]
+    return write_document(db, dataset_id, source, contents, document_id=document_id, vectors=vectors)
 
 
 def drop_document(db: Database, dataset_id: int, document_id: int) -> None:
@@ -286,8 +253,6 @@ def clustered(rng: np.random.Generator, n: int, topics: np.ndarray) -> np.ndarra
 
 
 def test_ivf_index_holds_changes_aside_then_files_them_and_reclusters_past_a_fifth(db: Database) -> None:
-    import pytest
-
     if db.dialect == "postgresql":
         pytest.skip("on PostgreSQL pgvector searches; no IVF index is built in-process")
     rng = np.random.default_rng(14)
@@ -369,8 +334,6 @@ def ref_ids(db: Database, dataset_id: int) -> list[int]:
 
 
 def test_crossing_the_exact_threshold_switches_modes_both_ways(db: Database) -> None:
-    import pytest
-
     if db.dialect == "postgresql":
         pytest.skip("on PostgreSQL pgvector searches; the exact/IVF switch is the embedded index's")
     rng = np.random.default_rng(15)

@@ -8,31 +8,8 @@ from sqlalchemy import text
 
 from kbagent.storage import Database
 from kbagent.storage.datasets import insert_dataset
-from kbagent.storage.documents import save_document
-from kbagent.storage.paragraphs import replace_paragraphs
 from kbagent.storage.vector_store import create_vector_index, nearest, write_vectors
-
-
-def _document(db: Database, dataset_id: int, source: str, paragraphs: list[str]) -> tuple[int, list[int]]:
-    with db.write() as session:
-        doc = save_document(
-            session,
-            dataset_id=dataset_id,
-            document_id=None,
-            name=source,
-            source=source,
-            content_hash=source,
-            size_bytes=1,
-            format="txt",
-            paragraph_count=len(paragraphs),
-            meta={},
-        )
-        rows = [
-            {"position": i, "title_path": [], "content": p, "search_text": p, "token_count": 1,
-             "page": None, "ocr": False, "meta": {}}
-            for i, p in enumerate(paragraphs)
-        ]  # fmt: skip
-        return doc, replace_paragraphs(session, dataset_id=dataset_id, document_id=doc, rows=rows)
+from stored_documents import write_document
 
 
 def test_postgres_vector_search_uses_the_dataset_index(db: Database) -> None:
@@ -41,7 +18,7 @@ def test_postgres_vector_search_uses_the_dataset_index(db: Database) -> None:
     with db.write() as session:
         a = insert_dataset(session, "a", "", "m", 3).id
         create_vector_index(session, a, 3)
-    _, ids = _document(db, a, "x", ["one", "two"])
+    _, ids = write_document(db, a, "x", ["one", "two"])
     with db.write() as session:
         write_vectors(session, a, ids, np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
     with db.read() as session:
@@ -63,7 +40,7 @@ def test_postgres_vectors_too_wide_for_hnsw_are_searched_exactly(db: Database) -
     with db.write() as session:
         a = insert_dataset(session, "wide", "", "m", 3072).id
         create_vector_index(session, a, 3072)
-    _, ids = _document(db, a, "x", ["one", "two"])
+    _, ids = write_document(db, a, "x", ["one", "two"])
     vectors = np.zeros((2, 3072), dtype=np.float32)
     vectors[0, 0] = vectors[1, 1] = 1.0
     with db.write() as session:

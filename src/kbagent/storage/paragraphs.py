@@ -78,22 +78,29 @@ def paragraph_rows(session: Session, ids: Sequence[int]) -> dict[int, ParagraphR
     return found
 
 
-def iter_paragraph_texts(
-    session: Session, dataset_id: int, batch: int = 1000
-) -> Iterator[list[tuple[int, list[str], str]]]:
-    """(id, title_path, content) of every paragraph of a dataset, in id order, in batches."""
+def _dataset_batches(session: Session, dataset_id: int, columns: Sequence[Any], batch: int) -> Iterator[list[Any]]:
+    """Rows of ``(Paragraph.id, *columns)`` for every paragraph of a dataset, in id order, ``batch`` at a time.
+    Keyset pagination (``id > last``): each batch is an index range scan, however deep into the dataset."""
     last = 0
     while True:
         rows = session.execute(
-            select(Paragraph.id, Paragraph.title_path, Paragraph.content)
+            select(Paragraph.id, *columns)
             .where(Paragraph.dataset_id == dataset_id, Paragraph.id > last)
             .order_by(Paragraph.id)
             .limit(batch)
         ).all()
         if not rows:
             return
-        yield [(int(r[0]), list(r[1] or []), r[2]) for r in rows]
+        yield list(rows)
         last = int(rows[-1][0])
+
+
+def iter_paragraph_texts(
+    session: Session, dataset_id: int, batch: int = 1000
+) -> Iterator[list[tuple[int, list[str], str]]]:
+    """(id, title_path, content) of every paragraph of a dataset, in id order, in batches."""
+    for rows in _dataset_batches(session, dataset_id, (Paragraph.title_path, Paragraph.content), batch):
+        yield [(int(pid), list(title_path or []), content) for pid, title_path, content in rows]
 
 
 def refresh_statistics(session: Session) -> None:
@@ -124,15 +131,5 @@ def search_texts(session: Session, ids: Sequence[int]) -> list[tuple[int, str]]:
 
 def iter_search_texts(session: Session, dataset_id: int, batch: int = 5000) -> Iterator[list[tuple[int, str]]]:
     """(id, analysed keyword text) of every paragraph of a dataset, in id order, in batches."""
-    last = 0
-    while True:
-        rows = session.execute(
-            select(Paragraph.id, Paragraph.search_text)
-            .where(Paragraph.dataset_id == dataset_id, Paragraph.id > last)
-            .order_by(Paragraph.id)
-            .limit(batch)
-        ).all()
-        if not rows:
-            return
+    for rows in _dataset_batches(session, dataset_id, (Paragraph.search_text,), batch):
         yield [(int(pid), text) for pid, text in rows]
-        last = int(rows[-1][0])
