@@ -118,7 +118,11 @@ def retrieval(
     hybrid = next((r for r in results if r.mode == "hybrid"), None)
     if hybrid is not None:
         s = hybrid.settings
-        detail = f"keyword_weight={s['keyword_weight']}" if s["fusion"] == "weighted" else f"rrf_k={s['rrf_k']}"
+        if s["fusion"] == "weighted":
+            detail = f"{s['normalization']}, keyword_weight={s['keyword_weight']}"
+        else:
+            detail = f"rrf_k={s['rrf_k']}"
+        detail += f", {s['candidates']} candidates per index"
         app.console.print(f"hybrid fusion: {s['fusion']} ({detail})", highlight=False)
 
 

@@ -356,7 +356,13 @@ def run_mode(index: PreparedIndex, data: BeirDataset, mode: SearchMode, settings
         rankings[query.id] = rank_documents(hits)
     qrels = {q.id: data.qrels[q.id] for q in data.queries}
     search = settings.search
-    used = {"fusion": search.fusion, "keyword_weight": search.keyword_weight, "rrf_k": search.rrf_k}
+    used = {
+        "fusion": search.fusion,
+        "normalization": search.normalization,
+        "keyword_weight": search.keyword_weight,
+        "rrf_k": search.rrf_k,
+        "candidates": search.candidates,
+    }
     return ModeResult(
         mode=mode,
         queries=len(data.queries),
