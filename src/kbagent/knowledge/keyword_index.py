@@ -8,9 +8,11 @@ The index follows the database, which stays the only source of truth: when a dat
 the next search compares the index's paragraph ids with the table's and applies the difference (paragraphs
 are never edited in place: a changed document gets new paragraph ids), so re-ingesting one file costs that
 file, not the dataset. Another process writing the same database is seen the same way.
-PostgreSQL: the stored tsvector column and its GIN index (``storage/text_search.py``).
+PostgreSQL: the stored tsvector column and its GIN index, each term weighted by its inverse document frequency
+(``storage/text_search.py``).
 
-Scores are BM25 (k1 1.2, b 0.75) within each dataset; higher is better.
+Embedded scores are BM25 (k1 1.2, b 0.75) within each dataset; PostgreSQL's are idf-weighted ``ts_rank``. On
+both, higher is better; the scales differ, which fusion's per-list normalisation absorbs.
 """
 
 from __future__ import annotations
