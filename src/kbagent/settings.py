@@ -129,7 +129,15 @@ class SearchSettings(_Section):
         ),
     )
     ivf_probes: int = Field(
-        16, ge=1, le=4096, description="Clusters an IVF search reads; more is slower and closer to exact."
+        64,
+        ge=1,
+        le=4096,
+        description=(
+            "Clusters an IVF search reads; more is slower and closer to exact. A dataset of n vectors has "
+            "sqrt(n)/4 clusters (250 at 1M), so 64 reads about a quarter of a 1M dataset (hybrid 11 ms p50 there). "
+            "On real embeddings a quarter of the lists kept 86% / 98% of the exact top 10 (SciFact / RGB-zh), "
+            "a twelfth 61% / 85% (benchmarks/ivf_recall.py)."
+        ),
     )
 
 

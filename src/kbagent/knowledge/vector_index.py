@@ -125,7 +125,7 @@ class VectorIndex:
         db: Database,
         *,
         exact_max_vectors: int = 200_000,
-        ivf_probes: int = 16,
+        ivf_probes: int = 64,
         pending_rows: int = _PENDING_ROWS,
     ) -> None:
         """``pending_rows``: changed rows an IVF index holds aside before rearranging its lists (tests lower it)."""
