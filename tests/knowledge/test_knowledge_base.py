@@ -277,6 +277,39 @@ def test_bulk_documents_and_paragraph_lookup(kb: KnowledgeBase) -> None:
     assert records[1].content == "Sleep and memory."
 
 
+def test_hybrid_hits_carry_exact_vector_scores_under_an_ivf_index(
+    db: Database, settings: Settings, embedder: Any
+) -> None:
+    """Above ``search.exact_max_vectors`` the IVF index reads only some of its lists; a paragraph the keyword
+    index finds still gets its exact vector score in hybrid search, as an exact search would give it."""
+    if db.dialect == "postgresql":
+        pytest.skip("the in-process IVF index is the embedded backend's")
+    topics = ["annual leave days", "expense receipts", "laptop encryption", "travel booking", "office parking"]
+    docs = [
+        SourceDocument(
+            source=f"{topic}-{n}",
+            name=f"{topic}-{n}",
+            parsed=ParsedDocument(format="txt", blocks=[Block(f"Note {n} about {topic} and item{n}.")]),
+        )
+        for topic in topics
+        for n in range(80)
+    ]  # 400 paragraphs: an IVF index of sqrt(400)/4 = 5 lists
+    exact = KnowledgeBase(db, settings, embedder)
+    exact.create_dataset("notes")
+    exact.ingest_documents("notes", docs)
+    search = settings.search.model_copy(update={"exact_max_vectors": 10, "ivf_probes": 1})
+    approximate = KnowledgeBase(db, settings.model_copy(update={"search": search}), embedder)
+    query = "item7 parking"
+    truth = {h.paragraph_id: h.vector_score for h in exact.search(["notes"], query, top_k=200, mode="vector")}
+    reached = {h.paragraph_id for h in approximate.search(["notes"], query, top_k=200, mode="vector")}
+    assert len(reached) < len(truth)  # the IVF read one list of several
+    hits = approximate.search(["notes"], query, top_k=10, mode="hybrid")
+    keyword_found = [h for h in hits if h.keyword_score is not None]
+    assert any(h.paragraph_id not in reached for h in keyword_found)  # found by words in a list not read
+    for hit in keyword_found:
+        assert hit.vector_score == pytest.approx(truth[hit.paragraph_id], abs=1e-5)
+
+
 def test_a_large_ingest_leaves_fresh_planner_statistics(kb: KnowledgeBase, db: Database) -> None:
     """On PostgreSQL keyword search plans badly on stale statistics (174 ms instead of 19 ms measured on a
     fresh corpus), so an ingest of 1,000 or more paragraphs analyses the tables before it reports done."""

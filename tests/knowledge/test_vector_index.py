@@ -373,3 +373,33 @@ def test_stored_vectors_are_read_by_dataset_ids_and_by_paragraph_ids(db: Databas
     assert found.tolist() == sorted(ids)
     order = np.argsort(ids)
     assert np.allclose(matrix, vectors[order])
+
+
+def test_rescore_gives_exact_scores_for_what_an_ivf_search_skipped(db: Database) -> None:
+    if db.dialect == "postgresql":
+        pytest.skip("on PostgreSQL pgvector searches; there is no in-process IVF index to complete")
+    rng = np.random.default_rng(21)
+    topics = rng.normal(size=(6, DIM))
+    with db.write() as session:
+        ds = insert_dataset(session, "rescore", "", "m", DIM)
+    ids = [pid for i in range(12) for pid in put_document(db, ds.id, f"d{i}", clustered(rng, 20, topics))[1]]
+    exact = VectorIndex(db, exact_max_vectors=10_000)
+    ivf = VectorIndex(db, exact_max_vectors=100, ivf_probes=1, pending_rows=50)
+    ref = ref_of(db, ds.id)
+    query = unit(rng, 1)[0]
+    reached = {pid for pid, _ in ivf.search([ref], query, 240)}
+    skipped = [pid for pid in ids if pid not in reached]
+    assert skipped  # one list of many is read
+    truth = dict(exact.search([ref], query, 240))
+    rescored = dict(ivf.rescore([ref], skipped + [10**9], query))
+    assert set(rescored) == set(skipped)
+    assert all(abs(rescored[pid] - truth[pid]) < 1e-5 for pid in skipped)
+    assert exact.rescore([ref], skipped, query) == []  # an exact search skipped nothing
+
+    # Rows held aside after a change are scored too; removed ones are not.
+    _, added = put_document(db, ds.id, "late", clustered(rng, 5, topics))
+    removed = ids[:20]
+    drop_document(db, ds.id, docs_id(db, ds.id, "d0"))
+    ref = ref_of(db, ds.id)
+    rescored = dict(ivf.rescore([ref], added + removed, query))
+    assert set(rescored) == set(added)
