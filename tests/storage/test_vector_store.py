@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from kbagent.storage import Database
+from kbagent.storage import Database, vector_store
 from kbagent.storage.datasets import insert_dataset
 from kbagent.storage.vector_store import create_vector_index, nearest, write_vectors
 from stored_documents import write_document
@@ -49,3 +49,26 @@ def test_postgres_vectors_too_wide_for_hnsw_are_searched_exactly(db: Database) -
         pytest.skip("pgvector's HNSW limit applies only on PostgreSQL")
     with db.read() as session:
         assert [pid for pid, _ in nearest(session, a, 3072, vectors[1], 5)] == [ids[1], ids[0]]
+
+
+def test_load_vectors_reads_every_batch_in_id_order(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_store, "_LOAD_BATCH", 3)  # several batches from a handful of rows
+    with db.write() as session:
+        a = insert_dataset(session, "a", "", "m", 3).id
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(8, 3)).astype(np.float32)
+    _, ids = write_document(db, a, "x", [f"p{i}" for i in range(8)], vectors=vectors)
+    with db.read() as session:
+        loaded_ids, matrix = vector_store.load_vectors(session, a, 3)
+    assert loaded_ids.tolist() == ids
+    assert np.allclose(matrix, vectors)
+
+
+def test_load_vectors_names_a_paragraph_of_the_wrong_dimension(db: Database) -> None:
+    if db.dialect == "postgresql":
+        pytest.skip("pgvector stores the dimension with the value; a blob of another width is SQLite's case")
+    with db.write() as session:
+        a = insert_dataset(session, "a", "", "m", 4).id
+    _, ids = write_document(db, a, "x", ["p0", "p1"], vectors=np.ones((2, 3), dtype=np.float32))
+    with db.read() as session, pytest.raises(ValueError, match=f"paragraph {ids[0]} has a 3-dimension vector"):
+        vector_store.load_vectors(session, a, 4)
