@@ -6,9 +6,10 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from agent_fakes import HANDBOOK, KeywordRetriever, agent_settings
+from agent_fakes import HANDBOOK, KeywordRetriever, agent_settings, ev
 
 from kbagent.agent import Agent, History
+from kbagent.agent.answering import cited
 from kbagent.errors import ModelError, ProviderUnavailable
 from kbagent.llm import ScriptedModel
 from kbagent.llm.messages import ChatRequest, ChatResult, StreamEnd, StreamEvent, TextDelta, UserMessage
@@ -185,3 +186,10 @@ async def test_a_consumer_may_stop_reading_mid_answer() -> None:
     gc.collect()
     # the agent keeps working for the next question
     assert (await Agent(agent_settings(), OfflineReasoner(), [KeywordRetriever(HANDBOOK)]).ask("年假")).answer
+
+
+def test_citations_are_listed_by_marker_whatever_order_the_answer_uses() -> None:
+    evidence = [ev(f"p{n}", f"Paragraph {n}.", document=f"doc{n}") for n in range(1, 6)]
+    citations = cited("Leave is 15 days [3]. Apply in OA [5][1]; see also [3, 2] and [9].", evidence)
+    assert [c.marker for c in citations] == [1, 2, 3, 5]  # [9] points past the evidence: dropped
+    assert [c.document for c in citations] == ["doc1", "doc2", "doc3", "doc5"]

@@ -21,8 +21,9 @@ _MARKERS = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 
 
 def cited(answer: str, evidence: Sequence[Evidence]) -> tuple[Citation, ...]:
-    """Citations for the markers that occur in ``answer``, in order of first use; out-of-range markers are
-    ignored (a model may invent ``[9]`` with five paragraphs; it points nowhere)."""
+    """Citations for the markers that occur in ``answer``, in marker order (a reader looks ``[3]`` up by its
+    number, so the list reads [1], [2], [3] whatever order the answer cites them in); out-of-range markers
+    are ignored (a model may invent ``[9]`` with five paragraphs; it points nowhere)."""
     out: list[Citation] = []
     used: set[int] = set()
     for match in _MARKERS.finditer(answer):
@@ -31,7 +32,7 @@ def cited(answer: str, evidence: Sequence[Evidence]) -> tuple[Citation, ...]:
             if 1 <= marker <= len(evidence) and marker not in used:
                 used.add(marker)
                 out.append(citation_for(marker, evidence[marker - 1]))
-    return tuple(out)
+    return tuple(sorted(out, key=lambda citation: citation.marker))
 
 
 class _Capped:
