@@ -3,28 +3,11 @@ should see (the days of annual leave answered from the table, no jieba fragments
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from kbagent.agent import Agent, KnowledgeRetriever
 from kbagent.knowledge.service import KnowledgeBase
 from kbagent.reasoning import OfflineReasoner
 from kbagent.reasoning.terms import query_key
 from kbagent.settings import Settings
-from kbagent.storage import Database
-
-HANDBOOK = Path(__file__).resolve().parents[2] / "src" / "kbagent" / "sample" / "handbook"
-
-
-@pytest.fixture
-def handbook(db: Database, settings: Settings) -> KnowledgeBase:
-    # Keyword-only (no embedding model): what the offline reasoner makes of the paragraphs is under test.
-    kb = KnowledgeBase(db, settings, None)
-    kb.create_dataset("handbook")
-    report = kb.ingest_paths("handbook", [HANDBOOK])
-    assert report.failed == 0 and report.paragraphs > 10
-    return kb
 
 
 def _agent(handbook: KnowledgeBase, settings: Settings) -> Agent:

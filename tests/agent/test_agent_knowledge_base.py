@@ -13,19 +13,6 @@ from kbagent.cli.app import app
 from kbagent.knowledge.service import KnowledgeBase
 from kbagent.reasoning import OfflineReasoner
 from kbagent.settings import Settings
-from kbagent.storage import Database
-
-HANDBOOK = Path(__file__).resolve().parents[2] / "src" / "kbagent" / "sample" / "handbook"
-
-
-@pytest.fixture
-def handbook(db: Database, settings: Settings) -> KnowledgeBase:
-    # Keyword-only (no embedding model): the agent's behaviour, not vector quality, is under test here.
-    kb = KnowledgeBase(db, settings, None)
-    kb.create_dataset("handbook")
-    report = kb.ingest_paths("handbook", [HANDBOOK])
-    assert report.failed == 0 and report.paragraphs > 10
-    return kb
 
 
 async def test_offline_agent_answers_from_the_handbook_with_real_paragraph_ids(
