@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import ClauseElement, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -110,3 +110,18 @@ def open_database(url: str, *, pool_size: int = 5, migrate: bool = True) -> Data
     if migrate:
         db.migrate()
     return db
+
+
+def raw_batches(session: Session, stmt: ClauseElement, batch: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of ``stmt`` straight from the DBAPI cursor, ``batch`` at a time, for bulk reads of up to millions
+    of rows where SQLAlchemy's per-row processing costs more than the read itself. Values arrive as the driver
+    gives them (no column type conversion: plain integers, text and SQLite blobs only). The statement's
+    parameters are inlined into the SQL, so it may hold only values the caller built (ids), never user text."""
+    sql = str(stmt.compile(session.get_bind(), compile_kwargs={"literal_binds": True}))
+    cursor = session.connection().connection.cursor()
+    try:
+        cursor.execute(sql)
+        while rows := cursor.fetchmany(batch):
+            yield list(rows)
+    finally:
+        cursor.close()

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select, text
 from sqlalchemy.orm import Session
 
+from kbagent.storage.database import raw_batches
 from kbagent.storage.tables import Dataset, Document, Paragraph
 
 # SQLite allows at most 32766 bound parameters per statement; stay well below it.
@@ -135,13 +136,10 @@ def iter_search_texts(session: Session, dataset_id: int, batch: int = 5000) -> I
         for rows in _dataset_batches(session, dataset_id, (Paragraph.search_text,), batch):
             yield [(int(pid), text) for pid, text in rows]
         return
-    # SQLite (the embedded keyword index is built from this): one statement read straight from the DBAPI
-    # cursor, as SQLAlchemy's per-row processing cost more than the read itself (1M rows: 3.6 s, now 1.0 s).
-    # The SQLite read transaction keeps one snapshot for the whole scan. ``dataset_id`` is an integer.
-    cursor = session.connection().connection.cursor()
-    try:
-        cursor.execute(f"SELECT id, search_text FROM paragraphs WHERE dataset_id = {int(dataset_id)} ORDER BY id")
-        while fetched := cursor.fetchmany(batch):
-            yield [(int(pid), text) for pid, text in fetched]
-    finally:
-        cursor.close()
+    # SQLite (the embedded keyword index is built from this): one statement of raw rows, as SQLAlchemy's
+    # per-row processing cost more than the read itself (1M rows, median of 3: 2.52 s paged, 1.08 s now).
+    # The SQLite read transaction keeps one snapshot for the whole scan. (On PostgreSQL the driver's
+    # client-side cursor would hold the whole result in memory, hence the pages above.)
+    stmt = select(Paragraph.id, Paragraph.search_text).where(Paragraph.dataset_id == dataset_id).order_by(Paragraph.id)
+    for rows in raw_batches(session, stmt, batch):
+        yield [(int(pid), text) for pid, text in rows]
