@@ -63,8 +63,8 @@ ParagraphRecord = ParagraphRow
 class SearchHit:
     """One search result. ``score`` orders the list (fused in hybrid mode); ``keyword_score`` and
     ``vector_score`` are the raw scores of each index (None when the paragraph was not among that
-    index's candidates). Keyword scores are BM25 on SQLite (tantivy) and ts_rank on PostgreSQL: compare them only
-    within one result list."""
+    index's candidates). Keyword scores are BM25 on SQLite (tantivy) and idf-weighted ts_rank on
+    PostgreSQL: compare them only within one result list."""
 
     paragraph_id: int
     dataset: str

@@ -135,9 +135,7 @@ class GuardedModel:
                 break
             except ContextExceeded as exc:
                 if recovery >= MAX_RECOVERIES:
-                    raise ContextExceeded(
-                        f"the prompt is still over the context window after {recovery} shortened retries: {exc.message}"
-                    ) from exc
+                    raise _still_over(recovery, exc) from exc
                 recovery += 1
                 attempt = self._next_attempt(request, attempt, recovery, started)
         if recovery == 0:
@@ -164,9 +162,7 @@ class GuardedModel:
             except ContextExceeded as exc:
                 await _close(events)
                 if recovery >= MAX_RECOVERIES:
-                    raise ContextExceeded(
-                        f"the prompt is still over the context window after {recovery} shortened retries: {exc.message}"
-                    ) from exc
+                    raise _still_over(recovery, exc) from exc
                 recovery += 1
                 attempt = self._next_attempt(request, attempt, recovery, started)
                 continue
@@ -215,3 +211,10 @@ async def _close(events: AsyncIterator[StreamEvent]) -> None:
     aclose = getattr(events, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+def _still_over(recovery: int, exc: ContextExceeded) -> ContextExceeded:
+    """The error once the shortened retries are used up (the same for plain and streamed calls)."""
+    return ContextExceeded(
+        f"the prompt is still over the context window after {recovery} shortened retries: {exc.message}"
+    )
