@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import ClauseElement, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -16,6 +16,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from kbagent.errors import ConfigError, StorageError
 
 Dialect = Literal["sqlite", "postgresql"]
+T = TypeVar("T")
+
+# Values per IN (...) list: under SQLite's historical limit of 999 bound parameters per statement.
+_IN_CHUNK = 900
 
 
 class Database:
@@ -125,3 +129,9 @@ def raw_batches(session: Session, stmt: ClauseElement, batch: int) -> Iterator[l
             yield list(rows)
     finally:
         cursor.close()
+
+
+def in_chunks(values: Sequence[T]) -> Iterator[Sequence[T]]:
+    """``values`` in slices small enough for one ``IN (...)`` list on every backend."""
+    for start in range(0, len(values), _IN_CHUNK):
+        yield values[start : start + _IN_CHUNK]

@@ -9,17 +9,15 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from kbagent.storage.database import in_chunks
 from kbagent.storage.tables import EmbeddingCache
-
-_IN_CHUNK = 900
 
 
 def cached_vectors(session: Session, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
     """hash -> float32 bytes for the hashes present in the cache."""
     found: dict[str, bytes] = {}
     unique = list(dict.fromkeys(hashes))
-    for start in range(0, len(unique), _IN_CHUNK):
-        chunk = unique[start : start + _IN_CHUNK]
+    for chunk in in_chunks(unique):
         rows = session.execute(
             select(EmbeddingCache.text_hash, EmbeddingCache.vector).where(
                 EmbeddingCache.model == model, EmbeddingCache.text_hash.in_(chunk)

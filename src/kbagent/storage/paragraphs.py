@@ -9,11 +9,8 @@ from typing import Any
 from sqlalchemy import delete, insert, select, text
 from sqlalchemy.orm import Session
 
-from kbagent.storage.database import raw_batches
+from kbagent.storage.database import in_chunks, raw_batches
 from kbagent.storage.tables import Dataset, Document, Paragraph
-
-# SQLite allows at most 32766 bound parameters per statement; stay well below it.
-_IN_CHUNK = 900
 
 
 @dataclass(frozen=True)
@@ -48,8 +45,7 @@ def paragraph_rows(session: Session, ids: Sequence[int]) -> dict[int, ParagraphR
     """Records for the given ids (missing ids are simply absent)."""
     found: dict[int, ParagraphRow] = {}
     unique = list(dict.fromkeys(ids))
-    for start in range(0, len(unique), _IN_CHUNK):
-        chunk = unique[start : start + _IN_CHUNK]
+    for chunk in in_chunks(unique):
         stmt = (
             select(
                 Paragraph.id,
@@ -123,8 +119,7 @@ def search_texts(session: Session, ids: Sequence[int]) -> list[tuple[int, str]]:
     """(id, analysed keyword text) for the given ids, ascending; missing ids are absent."""
     found: list[tuple[int, str]] = []
     unique = sorted(set(ids))
-    for start in range(0, len(unique), _IN_CHUNK):
-        chunk = unique[start : start + _IN_CHUNK]
+    for chunk in in_chunks(unique):
         stmt = select(Paragraph.id, Paragraph.search_text).where(Paragraph.id.in_(chunk)).order_by(Paragraph.id)
         found.extend((int(pid), text) for pid, text in session.execute(stmt))
     return found

@@ -12,13 +12,11 @@ import numpy as np
 from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from kbagent.storage.database import raw_batches
+from kbagent.storage.database import in_chunks, raw_batches
 from kbagent.storage.tables import Embedding
 
 _INSERT_CHUNK = 500
 _LOAD_BATCH = 10_000
-# Ids per IN (...) query: under SQLite's historical limit of 999 bound parameters.
-_IN_CHUNK = 900
 # pgvector's HNSW index takes `vector` columns of at most this many dimensions.
 HNSW_MAX_DIMENSIONS = 2000
 
@@ -109,8 +107,7 @@ def vectors_by_ids(session: Session, ids: Sequence[int], dimension: int) -> tupl
     found = np.empty(len(unique), dtype=np.int64)
     matrix = np.empty((len(unique), dimension), dtype=np.float32)
     filled = 0
-    for start in range(0, len(unique), _IN_CHUNK):
-        chunk = unique[start : start + _IN_CHUNK]
+    for chunk in in_chunks(unique):
         stmt = (
             select(Embedding.paragraph_id, Embedding.vector)
             .where(Embedding.paragraph_id.in_(chunk))
